@@ -1,0 +1,96 @@
+// The example worker: N training steps of real CPU work, each inside an NVTX range named exactly
+// "step <n>", with the nsel step call at the start of each step. This is what a user's training
+// loop adds: one line, `nsel::step(n)`.
+#include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "nsel/step.hpp"
+
+namespace {
+
+[[noreturn]] void usage(const char* problem) {
+  std::fprintf(stderr,
+               "nsel-example-worker: %s\n"
+               "usage: nsel-example-worker [--steps N] [--work-ms MS] [--name NAME] "
+               "[--exit-code K] [--describe FILE]\n",
+               problem);
+  std::exit(2);
+}
+
+long long number_after(int& i, int argc, char** argv) {
+  if (i + 1 >= argc) usage("missing value");
+  char* end = nullptr;
+  const long long value = std::strtoll(argv[++i], &end, 10);
+  if (*end != '\0' || value < 0) usage("expected a whole number");
+  return value;
+}
+
+// Real work whose cost scales with the time asked for, so steps have visible, distinct lengths.
+double burn_cpu(std::chrono::milliseconds budget) {
+  const auto until = std::chrono::steady_clock::now() + budget;
+  double sink = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    for (int i = 1; i < 20000; ++i) sink += std::sqrt(static_cast<double>(i)) * std::sin(i);
+  }
+  return sink;
+}
+
+// Facts a test needs to tell "ran under nsys" from "ran bare": who the parent is and which
+// libraries nsys injected.
+void describe(const std::string& path) {
+  std::ofstream out(path);
+  char parent[4096] = {0};
+  const std::string link = "/proc/" + std::to_string(getppid()) + "/exe";
+  const ssize_t n = readlink(link.c_str(), parent, sizeof parent - 1);
+  const char* preload = std::getenv("LD_PRELOAD");
+  out << "pid=" << getpid() << "\nppid=" << getppid()
+      << "\nparent_exe=" << (n > 0 ? std::string(parent, static_cast<size_t>(n)) : "") << "\n"
+      << "ld_preload=" << (preload ? preload : "") << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long long steps = 5;
+  long long work_ms = 150;
+  long long exit_code = 0;
+  std::string name = "worker";
+  std::string describe_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--steps") {
+      steps = number_after(i, argc, argv);
+    } else if (arg == "--work-ms") {
+      work_ms = number_after(i, argc, argv);
+    } else if (arg == "--exit-code") {
+      exit_code = number_after(i, argc, argv);
+    } else if (arg == "--name" && i + 1 < argc) {
+      name = argv[++i];
+    } else if (arg == "--describe" && i + 1 < argc) {
+      describe_path = argv[++i];
+    } else {
+      usage("unknown argument");
+    }
+  }
+  if (!describe_path.empty()) describe(describe_path);
+
+  double sink = 0;
+  for (long long step = 1; step <= steps; ++step) {
+    nsel::step(step);  // opens or closes the capture window; one branch when not profiled
+    const std::string range = "step " + std::to_string(step);
+    nvtxRangePushA(range.c_str());
+    sink += burn_cpu(std::chrono::milliseconds(work_ms));
+    nvtxRangePop();
+  }
+  std::printf("%s pid %d: %lld steps done (%.0f)\n", name.c_str(), getpid(), steps,
+              std::fmod(sink, 10.0));
+  return static_cast<int>(exit_code);
+}

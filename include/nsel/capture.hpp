@@ -1,0 +1,25 @@
+// How capture is started and stopped inside a profiled process, and how nsys is told to match.
+#pragma once
+
+#include <string_view>
+
+namespace nsel {
+
+// automatic: CUDA profiler API when the node has a usable GPU, an NVTX capture range otherwise.
+// none: no capture range at all; nsys records the whole process.
+enum class CaptureMode { automatic, cuda, nvtx, none };
+
+// User choice (forces the mode on every node): NSEL_CAPTURE=auto|cuda|nvtx|none.
+inline constexpr std::string_view kCaptureVariable = "NSEL_CAPTURE";
+// Set by `nsel exec` in the profiled program's environment so that its step controller uses
+// exactly the mode nsys was started with. Not meant to be set by hand.
+inline constexpr std::string_view kStepCaptureVariable = "NSEL_STEP_CAPTURE";
+// The NVTX range the step controller opens for the window in nvtx mode.
+inline constexpr std::string_view kNvtxCaptureRange = "nsel_capture";
+
+std::string_view to_string(CaptureMode mode);
+
+// Parses auto|cuda|nvtx|none; throws nsel::Error naming `source` otherwise.
+CaptureMode parse_capture_mode(std::string_view value, std::string_view source);
+
+}  // namespace nsel

@@ -1,0 +1,47 @@
+/* nsel step control: the C ABI a training loop calls once at the start of each step.
+ *
+ *   for (long long step = 1; step <= steps; ++step) {
+ *     nsel_step(step);   // opens capture at the window's start, closes it at its stop
+ *     ...
+ *   }
+ *
+ * The process is controlled when `nsel exec` started it under nsys (it sets NSEL_STEP_CAPTURE),
+ * or after nsel_init_worker() selected it. Otherwise nsel_step() is one predictable branch.
+ * A window still open at exit is closed by an exit handler. */
+#ifndef NSEL_NSEL_H
+#define NSEL_NSEL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Nonzero while steps must be looked at; set at load time and cleared after the window closes.
+ * Read through nsel_step(); never write it. */
+extern int nsel_step_control_active_;
+
+/* The out-of-line step call, for bindings that cannot inline (ctypes, nanobind). */
+void nsel_step_begin(long long step);
+
+/* For processes launched without `nsel exec` (for example by Ray's own nsight field): reads
+ * NRL_NSYS_WORKER_PATTERNS and NRL_NSYS_PROFILE_STEP_RANGE and enables step control when
+ * `worker` is selected, logging the contract's line. Returns 1 when selected, 0 when not, and
+ * -1 when the settings are invalid (a one-line message goes to stderr). */
+int nsel_init_worker(const char* worker);
+
+/* Closes an open capture now (also done automatically at exit). */
+void nsel_finish(void);
+
+/* 1 while capture is open, 0 otherwise. */
+int nsel_capturing(void);
+
+static inline void nsel_step(long long step) {
+  if (__builtin_expect(__atomic_load_n(&nsel_step_control_active_, __ATOMIC_RELAXED), 0)) {
+    nsel_step_begin(step);
+  }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NSEL_NSEL_H */

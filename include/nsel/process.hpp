@@ -1,0 +1,40 @@
+// Starting programs: resolving them on PATH, replacing this process, or running them as
+// supervised children whose exit status becomes ours.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nsel {
+
+// Resolves `program` as execvp would (a name with '/' is taken as a path; otherwise the first
+// executable regular file on `path_variable`), returning an absolute path. Throws nsel::Error
+// naming `source` when there is none.
+std::string resolve_program(std::string_view program, std::string_view path_variable,
+                            std::string_view source = "PROGRAM");
+
+// Replaces this process with argv[0] (an absolute path) and `extra_environment` added
+// (NAME=value). Returns only by throwing nsel::Error.
+[[noreturn]] void replace_process(const std::vector<std::string>& argv,
+                                  const std::vector<std::string>& extra_environment = {});
+
+// Starts argv[0] (an absolute path) as a child with `extra_environment` added; `quiet` sends its
+// output to /dev/null. Throws on failure.
+pid_t spawn_process(const std::vector<std::string>& argv,
+                    const std::vector<std::string>& extra_environment = {},
+                    const std::string& working_directory = "", bool quiet = false);
+
+// Waits for `child`; its exit code, or 128 + signal number when a signal ended it.
+int wait_exit_code(pid_t child);
+
+// Runs argv as a child, passing on SIGTERM, SIGHUP and a SIGINT sent to nsel alone (a terminal's
+// Ctrl-C already reaches the whole foreground group), and returns its exit code as above.
+// `terminate_as` replaces SIGTERM when passed on (nsys keeps its report on SIGINT).
+int run_supervised(const std::vector<std::string>& argv,
+                   const std::vector<std::string>& extra_environment = {},
+                   int terminate_as = 15);
+
+}  // namespace nsel

@@ -1,0 +1,226 @@
+// nsel demo: a small GRPO-shaped local job (two policy workers, one generation worker) launched
+// through `nsel exec`, exactly as users launch theirs, with reports in a Ray-style session.
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "nsel/error.hpp"
+#include "nsel/gpu_probe.hpp"
+#include "nsel/process.hpp"
+#include "nsel/report_layout.hpp"
+#include "nsel/settings.hpp"
+#include "nsel/step_ranges.hpp"
+
+namespace nsel::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDefaultPatterns = "*policy*";
+constexpr const char* kDefaultRange = "2:4";
+
+struct DemoOptions {
+  long long steps = 5;
+  int work_ms = 150;
+  std::string root;
+  bool json = false;
+};
+
+struct DemoWorker {
+  std::string name;
+  int rank;
+};
+
+struct ListedReport {
+  fs::path path;
+  std::uintmax_t bytes = 0;
+  std::vector<StepRange> steps;
+  std::string problem;
+};
+
+std::string human_size(std::uintmax_t bytes) {
+  char text[32];
+  if (bytes >= 1024 * 1024) {
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  }
+  return text;
+}
+
+// Exports one report to a temporary SQLite file and reads its steps back.
+ListedReport inspect(const fs::path& report, const std::string& nsys) {
+  ListedReport listed{report, fs::file_size(report), {}, {}};
+  const fs::path export_path =
+      fs::temp_directory_path() /
+      ("nsel-demo-" + std::to_string(getpid()) + "-" + report.stem().string() + ".sqlite");
+  const std::vector<std::string> argv = {nsys, "export", "--type", "sqlite", "--force-overwrite",
+                                         "true", "-o", export_path.string(), report.string()};
+  const pid_t child = spawn_process(argv, {}, "", /*quiet=*/true);
+  const int code = wait_exit_code(child);
+  if (code != 0 || !fs::exists(export_path)) {
+    listed.problem = "nsys export failed with exit code " + std::to_string(code);
+  } else {
+    try {
+      listed.steps = read_step_ranges(export_path);
+    } catch (const Error& e) {
+      listed.problem = e.what();
+    }
+  }
+  std::error_code ec;
+  fs::remove(export_path, ec);
+  return listed;
+}
+
+}  // namespace
+
+Action add_demo(CLI::App& app) {
+  auto options = std::make_shared<DemoOptions>();
+  CLI::App* demo = app.add_subcommand(
+      "demo",
+      "Run a small GRPO-shaped job on this machine: 'dtensor_policy_worker' x2 and\n"
+      "'vllm_generation_worker' x1, each the example worker launched through 'nsel exec'.\n"
+      "Honours NRL_NSYS_WORKER_PATTERNS and NRL_NSYS_PROFILE_STEP_RANGE; with neither set it\n"
+      "uses '*policy*' and '2:4'. Reports land in <root>/session_<time>_<pid>/logs/nsight/\n"
+      "(Ray's layout, with a session_latest link), then are listed with the steps they hold.");
+  demo->add_option("--steps", options->steps, "training steps to run (default 5)")
+      ->check(CLI::Range(1LL, 1000000LL));
+  demo->add_option("--work-ms", options->work_ms, "CPU work per step in milliseconds (default 150)")
+      ->check(CLI::Range(0, 600000));
+  demo->add_option("--root", options->root,
+                   "folder for the Ray-style sessions (default: <temp>/nsel-demo)");
+  demo->add_flag("--json", options->json, "print the produced reports as one JSON object");
+
+  return [options](const std::vector<std::string>& trailing) -> int {
+    if (!trailing.empty()) throw Error("nsel demo takes no PROGRAM; see 'nsel demo --help'");
+    const bool patterns_set = !environment(kWorkerPatternsVariable).value_or("").empty();
+    const bool range_set = !environment(kStepRangeVariable).value_or("").empty();
+    if (!patterns_set && !range_set) {
+      std::fprintf(stderr,
+                   "nsel demo: %s and %s are not set; using '%s' and '%s' "
+                   "(set both to choose other workers and steps)\n",
+                   std::string(kWorkerPatternsVariable).c_str(),
+                   std::string(kStepRangeVariable).c_str(), kDefaultPatterns, kDefaultRange);
+      setenv(std::string(kWorkerPatternsVariable).c_str(), kDefaultPatterns, 1);
+      setenv(std::string(kStepRangeVariable).c_str(), kDefaultRange, 1);
+    }
+    // Fails here, before any folder or process exists, on any bad setting.
+    const ProfileSettings settings = ProfileSettings::from_environment(environment);
+    const std::string self = self_executable();
+    const std::string worker_program = (fs::path(self).parent_path() / "nsel-example-worker").string();
+    if (access(worker_program.c_str(), X_OK) != 0) {
+      throw Error("the example worker " + quote(worker_program) +
+                      " is missing; build the project (it sits beside nsel)",
+                  1);
+    }
+    const auto nsys = find_nsys();
+    const fs::path root = options->root.empty() ? fs::temp_directory_path() / "nsel-demo"
+                                                : fs::path(options->root);
+    const fs::path nsight =
+        create_ray_session(fs::absolute(root), std::chrono::system_clock::now(), getpid());
+    std::fprintf(stderr, "nsel demo: session %s\n", nsight.parent_path().parent_path().c_str());
+    std::fprintf(stderr, "nsel demo: %lld steps; patterns %s; window %s\n", options->steps,
+                 quote(environment(kWorkerPatternsVariable).value_or("")).c_str(),
+                 settings.window->text().c_str());
+
+    const std::vector<DemoWorker> workers = {
+        {"dtensor_policy_worker", 0}, {"dtensor_policy_worker", 1}, {"vllm_generation_worker", 0}};
+    // Resolved once here and passed to every worker, so they all capture the same way.
+    const CaptureMode capture = resolve_capture_mode(
+        settings.capture,
+        settings.capture == CaptureMode::automatic ? probe_gpu_isolated() : GpuProbe{});
+    // Nsight Systems 2022.4 (Debian's) can hang a program for good at the end of an NVTX
+    // capture range when the machine's CPUs are busy (seen here in 2 of 3 trials with one other
+    // CPU-bound process on 2 cores), so with NVTX capture the demo runs its workers one at a time.
+    const bool one_at_a_time = capture == CaptureMode::nvtx;
+    if (one_at_a_time) {
+      std::fprintf(stderr,
+                   "nsel demo: capture uses an NVTX range on this node (no usable GPU); workers "
+                   "run one at a time, since nsys 2022.4 can hang at the end of an NVTX capture "
+                   "range on a busy CPU\n");
+    }
+    const auto start = [&](const DemoWorker& worker) {
+      const std::vector<std::string> argv = {
+          self, "exec", "--worker", worker.name, "--output-dir", nsight.string(), "--capture",
+          std::string(to_string(capture)), "--", worker_program, "--steps",
+          std::to_string(options->steps), "--work-ms", std::to_string(options->work_ms),
+          "--name", worker.name};
+      return spawn_process(
+          argv, {"RANK=" + std::to_string(worker.rank), "LOCAL_RANK=" + std::to_string(worker.rank)},
+          nsight.string());
+    };
+    int failures = 0;
+    const auto finish = [&](const DemoWorker& worker, pid_t child) {
+      const int code = wait_exit_code(child);
+      if (code != 0) {
+        ++failures;
+        std::fprintf(stderr, "nsel demo: worker %s (rank %d) exited with code %d\n",
+                     worker.name.c_str(), worker.rank, code);
+      }
+    };
+    std::vector<pid_t> running;
+    for (const DemoWorker& worker : workers) {
+      if (one_at_a_time) {
+        finish(worker, start(worker));
+      } else {
+        running.push_back(start(worker));
+      }
+    }
+    for (size_t i = 0; i < running.size(); ++i) finish(workers[i], running[i]);
+
+    std::vector<fs::path> reports;
+    std::vector<fs::path> leftovers;
+    for (const auto& entry : fs::directory_iterator(nsight)) {
+      if (entry.path().extension() == ".nsys-rep") reports.push_back(entry.path());
+      if (entry.path().extension() == ".qdstrm") leftovers.push_back(entry.path());
+    }
+    std::sort(reports.begin(), reports.end());
+    std::vector<ListedReport> listed;
+    for (const fs::path& report : reports) {
+      listed.push_back(nsys ? inspect(report, *nsys)
+                            : ListedReport{report, fs::file_size(report), {}, "nsys not found"});
+    }
+
+    if (options->json) {
+      nlohmann::json out = {{"session", nsight.parent_path().parent_path().string()},
+                            {"nsight_dir", nsight.string()},
+                            {"failed_workers", failures},
+                            {"reports", nlohmann::json::array()},
+                            {"leftovers", nlohmann::json::array()}};
+      for (const ListedReport& report : listed) {
+        nlohmann::json steps = nlohmann::json::array();
+        for (const StepRange& s : report.steps) steps.push_back(s.step);
+        out["reports"].push_back({{"path", report.path.string()},
+                                  {"bytes", report.bytes},
+                                  {"steps", steps},
+                                  {"problem", report.problem.empty() ? nlohmann::json(nullptr)
+                                                                     : nlohmann::json(report.problem)}});
+      }
+      for (const fs::path& leftover : leftovers) out["leftovers"].push_back(leftover.string());
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      std::printf("\nReports in %s:\n", nsight.c_str());
+      if (listed.empty()) std::printf("  (none: no worker matched the patterns)\n");
+      for (const ListedReport& report : listed) {
+        std::printf("  %-48s %10s  steps %s%s%s\n", report.path.filename().c_str(),
+                    human_size(report.bytes).c_str(), describe_steps(report.steps).c_str(),
+                    report.problem.empty() ? "" : "  ! ", report.problem.c_str());
+      }
+      for (const fs::path& leftover : leftovers) {
+        std::printf("  %-48s (unfinished .qdstrm: the importer did not run)\n",
+                    leftover.filename().c_str());
+      }
+    }
+    return failures == 0 ? 0 : 1;
+  };
+}
+
+}  // namespace nsel::cli

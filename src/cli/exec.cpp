@@ -1,0 +1,84 @@
+// nsel exec: run one worker process, under nsys when it is selected, bare otherwise.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "nsel/error.hpp"
+#include "nsel/gpu_probe.hpp"
+#include "nsel/plan.hpp"
+#include "nsel/process.hpp"
+
+namespace nsel::cli {
+namespace {
+
+struct ExecOptions {
+  std::string worker;
+  std::string output_dir;
+  std::string capture;
+};
+
+}  // namespace
+
+Action add_exec(CLI::App& app) {
+  auto options = std::make_shared<ExecOptions>();
+  CLI::App* exec = app.add_subcommand(
+      "exec",
+      "Run PROGRAM as worker NAME. When NAME matches NRL_NSYS_WORKER_PATTERNS, PROGRAM runs\n"
+      "under 'nsys profile' and its report is DIR/<NAME>_<start>:<stop>_<PID>.nsys-rep (PID:\n"
+      "PROGRAM's process id); otherwise nsel replaces itself with PROGRAM (no nsys, no extra\n"
+      "process). PROGRAM is the absolute path PATH gives, never another interpreter.\n"
+      "PROGRAM's exit code is nsel's. Capture follows the node: the CUDA profiler API with a\n"
+      "usable GPU, an NVTX range otherwise (the program's nsel_step() calls agree).\n"
+      "Usage: nsel exec --worker NAME [--output-dir DIR] [--capture MODE] -- PROGRAM [ARGS...]");
+  exec->add_option("--worker", options->worker, "the worker's name, matched against the patterns")
+      ->required();
+  exec->add_option("--output-dir", options->output_dir,
+                   "folder for the report (created if missing; default: the working directory)");
+  exec->add_option("--capture", options->capture,
+                   "force the capture mode: auto|cuda|nvtx|none (default: NSEL_CAPTURE or auto)");
+
+  return [options](const std::vector<std::string>& program) -> int {
+    if (program.empty()) {
+      throw Error("missing PROGRAM; expected 'nsel exec --worker NAME -- PROGRAM [ARGS...]'");
+    }
+    // Validate everything before anything starts: a bad setting must stop every worker.
+    ProfileSettings settings = ProfileSettings::from_environment(environment);
+    if (!options->capture.empty()) {
+      settings.capture = parse_capture_mode(options->capture, "--capture");
+    }
+    std::vector<std::string> argv = program;
+    argv.front() = resolve_program(program.front(), environment("PATH").value_or(""), "PROGRAM");
+
+    PlanRequest request{options->worker, CaptureMode::nvtx, options->output_dir, argv, "nsys"};
+    if (!plan_worker(settings, request).profile) replace_process(argv);
+
+    const auto nsys = find_nsys();
+    if (!nsys) {
+      throw Error("worker " + quote(options->worker) +
+                      " is selected but nsys (Nsight Systems) is not on PATH; install it "
+                      "(Debian: 'nsight-systems' from non-free; or scripts/setup.sh)",
+                  127);
+    }
+    request.nsys = *nsys;
+    request.node_capture = resolve_capture_mode(
+        settings.capture,
+        settings.capture == CaptureMode::automatic ? probe_gpu_isolated() : GpuProbe{});
+    const WorkerPlan plan = plan_worker(settings, request);
+    std::fprintf(stderr, "%s\n", plan.log_line().c_str());
+    std::fflush(stderr);
+    if (!options->output_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(options->output_dir, ec);
+      if (ec) {
+        throw Error("--output-dir=" + quote(options->output_dir) + ": cannot create it (" +
+                    ec.message() + "); expected a writable folder");
+      }
+    }
+    // nsys writes the report when it gets SIGINT; a SIGTERM to it can lose the report.
+    return run_supervised(plan.command, plan.environment, SIGINT);
+  };
+}
+
+}  // namespace nsel::cli

@@ -1,0 +1,109 @@
+// nsel: profile chosen workers of a distributed job with Nsight Systems, for a chosen window of
+// steps. Parsing and the single error handler live here; each subcommand has its own file.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "cli/commands.hpp"
+#include "nsel/error.hpp"
+#include "nsel/process.hpp"
+
+namespace nsel::cli {
+
+std::optional<std::string> environment(std::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+std::optional<std::string> find_nsys() {
+  try {
+    return resolve_program("nsys", environment("PATH").value_or(""), "nsys");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("cannot find nsel's own executable: " + ec.message(), 1);
+  return path.string();
+}
+
+}  // namespace nsel::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "nsel profiles chosen workers of a distributed GPU job with NVIDIA Nsight Systems, for a\n"
+      "chosen window of training steps, and leaves every other worker untouched.\n\n"
+      "Selection (the NeMo RL contract):\n"
+      "  NRL_NSYS_WORKER_PATTERNS     comma-separated fnmatch patterns, e.g. '*policy*,*vllm*'\n"
+      "  NRL_NSYS_PROFILE_STEP_RANGE  start:stop, steps start <= step < stop, 1-based, e.g. 2:4\n"
+      "  NRL_NSYS_EXTRA_OPTIONS       JSON object of nsys options over the defaults\n"
+      "  NSEL_CAPTURE                 auto|cuda|nvtx|none (auto: CUDA profiler API with a GPU,\n"
+      "                               an NVTX capture range without one)\n\n"
+      "Start with 'nsel demo', then 'nsel plan WORKER' to see what a worker would get.",
+      "nsel"};
+  app.set_version_flag("--version", "nsel 0.1.0");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  std::map<CLI::App*, nsel::cli::Action> actions;
+  const auto add = [&](const char* name, auto adder) {
+    nsel::cli::Action action = adder(app);
+    actions[app.get_subcommand(name)] = std::move(action);
+  };
+  add("plan", nsel::cli::add_plan);
+  add("exec", nsel::cli::add_exec);
+  add("demo", nsel::cli::add_demo);
+
+  // Everything after the first "--" is a program and its arguments, never nsel's options.
+  std::vector<std::string> front;
+  std::vector<std::string> trailing;
+  bool after_separator = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!after_separator && std::string_view(argv[i]) == "--") {
+      after_separator = true;
+    } else if (after_separator) {
+      trailing.emplace_back(argv[i]);
+    } else {
+      front.emplace_back(argv[i]);
+    }
+  }
+  std::vector<std::string> reversed(front.rbegin(), front.rend());
+
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    for (char& c : message) {
+      if (c == '\n') c = ' ';
+    }
+    std::fprintf(stderr, "nsel: error: %s; see 'nsel --help'\n", message.c_str());
+    return nsel::kUsageExitCode;
+  }
+
+  try {
+    for (auto& [subcommand, action] : actions) {
+      if (subcommand->parsed()) return action(trailing);
+    }
+    return nsel::kUsageExitCode;
+  } catch (const nsel::Error& e) {
+    std::fprintf(stderr, "nsel: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nsel: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,174 @@
+#include "nsel/process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "nsel/error.hpp"
+
+extern char** environ;
+
+namespace nsel {
+namespace {
+
+bool is_executable_file(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+std::string current_directory() {
+  std::string buffer(4096, '\0');
+  while (getcwd(buffer.data(), buffer.size()) == nullptr) {
+    if (errno != ERANGE) throw Error(std::string("cannot read the working directory: ") + std::strerror(errno), 1);
+    buffer.resize(buffer.size() * 2);
+  }
+  buffer.resize(std::strlen(buffer.c_str()));
+  return buffer;
+}
+
+// The current environment with `extra` (NAME=value) set over it, as a stable vector.
+std::vector<std::string> merged_environment(const std::vector<std::string>& extra) {
+  std::map<std::string, std::string> by_name;
+  std::vector<std::string> order;
+  const auto put = [&](const std::string& entry) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (by_name.find(name) == by_name.end()) order.push_back(name);
+    by_name[name] = entry;
+  };
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) put(*e);
+  for (const std::string& entry : extra) put(entry);
+  std::vector<std::string> out;
+  out.reserve(order.size());
+  for (const std::string& name : order) out.push_back(by_name[name]);
+  return out;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_terminate_as = SIGTERM;
+
+void forward_signal(int signal_number, siginfo_t* info, void*) {
+  const pid_t child = g_child;
+  if (child <= 0) return;
+  // A terminal's Ctrl-C (si_code SI_KERNEL) already went to the whole foreground group.
+  if (signal_number == SIGINT && info != nullptr && info->si_code == SI_KERNEL) return;
+  kill(child, signal_number == SIGTERM ? static_cast<int>(g_terminate_as) : signal_number);
+}
+
+}  // namespace
+
+std::string resolve_program(std::string_view program, std::string_view path_variable,
+                            std::string_view source) {
+  const std::string name(program);
+  if (name.empty()) {
+    throw Error(std::string(source) + "='': empty program name; expected a program name or path");
+  }
+  if (name.find('/') != std::string::npos) {
+    std::string path = name.front() == '/' ? name : current_directory() + "/" + name;
+    if (!is_executable_file(path)) {
+      throw Error(std::string(source) + "=" + quote(name) +
+                  ": not an executable file; expected a path to a program");
+    }
+    return path;
+  }
+  size_t begin = 0;
+  const std::string path_list(path_variable);
+  while (begin <= path_list.size()) {
+    size_t colon = path_list.find(':', begin);
+    if (colon == std::string::npos) colon = path_list.size();
+    std::string dir = path_list.substr(begin, colon - begin);
+    if (dir.empty()) dir = ".";  // an empty PATH entry means the working directory
+    std::string candidate = dir + "/" + name;
+    if (is_executable_file(candidate)) {
+      if (candidate.front() != '/') candidate = current_directory() + "/" + candidate;
+      return candidate;
+    }
+    begin = colon + 1;
+  }
+  throw Error(std::string(source) + "=" + quote(name) +
+              ": not found on PATH; expected a program on PATH or a path to one");
+}
+
+void replace_process(const std::vector<std::string>& argv,
+                     const std::vector<std::string>& extra_environment) {
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = merged_environment(extra_environment);
+  auto argument_pointers = pointers(arguments);
+  auto environment_pointers = pointers(environment);
+  execve(arguments.front().c_str(), argument_pointers.data(), environment_pointers.data());
+  throw Error("cannot run " + quote(argv.front()) + ": " + std::strerror(errno), 126);
+}
+
+pid_t spawn_process(const std::vector<std::string>& argv,
+                    const std::vector<std::string>& extra_environment,
+                    const std::string& working_directory, bool quiet) {
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = merged_environment(extra_environment);
+  auto argument_pointers = pointers(arguments);
+  auto environment_pointers = pointers(environment);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!working_directory.empty()) {
+    posix_spawn_file_actions_addchdir_np(&actions, working_directory.c_str());
+  }
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t child = 0;
+  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, nullptr,
+                             argument_pointers.data(), environment_pointers.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw Error("cannot run " + quote(argv.front()) + ": " + std::strerror(rc), 126);
+  return child;
+}
+
+int wait_exit_code(pid_t child) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) throw Error(std::string("waitpid: ") + std::strerror(errno), 1);
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+int run_supervised(const std::vector<std::string>& argv,
+                   const std::vector<std::string>& extra_environment, int terminate_as) {
+  g_terminate_as = terminate_as;
+  struct sigaction action {};
+  action.sa_sigaction = forward_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  struct sigaction previous[3];
+  const int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &action, &previous[i]);
+  pid_t child = 0;
+  try {
+    child = spawn_process(argv, extra_environment);
+  } catch (...) {
+    for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &previous[i], nullptr);
+    throw;
+  }
+  g_child = child;
+  const int code = wait_exit_code(child);
+  g_child = 0;
+  for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &previous[i], nullptr);
+  return code;
+}
+
+}  // namespace nsel

@@ -1,0 +1,307 @@
+// End to end: the real nsel binary, the example worker, real nsys and real reports.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using nsel::test::exported_steps;
+using nsel::test::files_in;
+using nsel::test::make_temp_dir;
+using nsel::test::read_description;
+using nsel::test::run;
+
+namespace {
+
+const std::string kNsel = NSEL_BINARY;
+const std::string kWorker = NSEL_WORKER_BINARY;
+const std::string kLogLine =
+    "Nsight profiling enabled for worker 'dtensor_policy_worker' (matched pattern '*policy*')";
+
+std::map<std::string, std::string> selection(const std::string& range,
+                                             const std::string& patterns = "*policy*") {
+  return {{"NRL_NSYS_WORKER_PATTERNS", patterns}, {"NRL_NSYS_PROFILE_STEP_RANGE", range}};
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+bool has_line(const std::string& text, const std::string& wanted) {
+  for (const std::string& line : lines(text)) {
+    if (line == wanted) return true;
+  }
+  return false;
+}
+
+// Runs the example worker as `worker` through `nsel exec`; returns the run, the worker's own
+// description and the reports it left.
+struct ExecRun {
+  nsel::test::RunResult result;
+  std::map<std::string, std::string> description;
+  std::vector<fs::path> files;
+  fs::path dir;
+};
+
+ExecRun exec_worker(const std::string& worker, const std::map<std::string, std::string>& env,
+                    int steps = 5, std::vector<std::string> extra_args = {}) {
+  ExecRun r;
+  r.dir = make_temp_dir("exec");
+  const fs::path out = r.dir / "reports";
+  const fs::path description = r.dir / "describe.txt";
+  std::vector<std::string> argv = {kNsel, "exec", "--worker", worker, "--output-dir",
+                                   out.string(), "--", kWorker, "--steps", std::to_string(steps),
+                                   "--work-ms", "40", "--describe", description.string()};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  r.result = run(argv, env);
+  r.description = read_description(description);
+  r.files = files_in(out);
+  return r;
+}
+
+}  // namespace
+
+TEST(Exec, SelectedWorkerCapturesExactlyTheWindow) {
+  ExecRun r = exec_worker("dtensor_policy_worker", selection("2:4"));
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  EXPECT_TRUE(has_line(r.result.err, kLogLine)) << r.result.err;
+  ASSERT_EQ(r.files.size(), 1u);
+  // The report is named for the program's own process id, the colon kept.
+  EXPECT_EQ(r.files[0].filename().string(),
+            "dtensor_policy_worker_2:4_" + r.description.at("pid") + ".nsys-rep");
+  EXPECT_EQ(exported_steps(r.files[0]), (std::vector<long long>{2, 3}));
+  // The program ran under nsys: its parent is nsys's launcher, and nsys injected itself.
+  EXPECT_NE(r.description.at("parent_exe").find("nsys"), std::string::npos);
+  fs::remove_all(r.dir);
+}
+
+TEST(Exec, WindowEndingAfterTheLastStepStopsAtExit) {
+  ExecRun r = exec_worker("dtensor_policy_worker", selection("4:10"));
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].filename().string(),
+            "dtensor_policy_worker_4:10_" + r.description.at("pid") + ".nsys-rep");
+  EXPECT_EQ(exported_steps(r.files[0]), (std::vector<long long>{4, 5}));
+  fs::remove_all(r.dir);
+}
+
+TEST(Exec, WindowOfTheFirstStepOnly) {
+  ExecRun r = exec_worker("dtensor_policy_worker", selection("1:2"));
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(exported_steps(r.files[0]), (std::vector<long long>{1}));
+  fs::remove_all(r.dir);
+}
+
+TEST(Exec, UnselectedWorkerReplacesItselfWithTheProgram) {
+  ExecRun r = exec_worker("vllm_generation_worker", selection("2:4"));
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  // Same process: nsel exec'd the program, no nsys and no extra process in between.
+  EXPECT_EQ(r.description.at("pid"), std::to_string(r.result.pid));
+  EXPECT_EQ(r.description.at("parent_exe").find("nsys"), std::string::npos);
+  EXPECT_EQ(r.description.at("ld_preload"), "");
+  EXPECT_TRUE(r.files.empty());
+  EXPECT_EQ(r.result.err.find("Nsight profiling enabled"), std::string::npos);
+  fs::remove_all(r.dir);
+}
+
+TEST(Exec, ProgramExitCodeIsNselsExitCode) {
+  ExecRun selected = exec_worker("dtensor_policy_worker", selection("1:2"), 2, {"--exit-code", "3"});
+  EXPECT_EQ(selected.result.exit_code, 3) << selected.result.err;
+  ExecRun bare = exec_worker("vllm_generation_worker", selection("1:2"), 2, {"--exit-code", "5"});
+  EXPECT_EQ(bare.result.exit_code, 5) << bare.result.err;
+  fs::remove_all(selected.dir);
+  fs::remove_all(bare.dir);
+}
+
+TEST(Exec, ExtraOptionsReachNsys) {
+  auto env = selection("2:4");
+  env["NRL_NSYS_EXTRA_OPTIONS"] = R"({"t": "nvtx,osrt"})";
+  ExecRun r = exec_worker("dtensor_policy_worker", env);
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_GT(nsel::test::exported_row_count(r.files[0], "OSRT_API"), 0);
+  EXPECT_EQ(exported_steps(r.files[0]), (std::vector<long long>{2, 3}));
+  fs::remove_all(r.dir);
+}
+
+TEST(Exec, ProgramIsResolvedOnPathNeverReplaced) {
+  const fs::path dir = make_temp_dir("path");
+  fs::create_directories(dir / "bin");
+  fs::copy_file(kWorker, dir / "bin" / "trainer");
+  auto env = selection("1:2");
+  env["PATH"] = (dir / "bin").string() + ":/usr/bin:/bin";
+  const auto r = run({kNsel, "plan", "--json", "dtensor_policy_worker", "--", "trainer", "x"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto plan = nlohmann::json::parse(lines(r.out).at(0));
+  const auto command = plan["command"].get<std::vector<std::string>>();
+  // plan shows the program as given; exec resolves it.
+  EXPECT_EQ(command.back(), "x");
+  const auto e = run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+                      (dir / "out").string(), "--", "trainer", "--steps", "1", "--work-ms", "1",
+                      "--describe", (dir / "d.txt").string()},
+                     env);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  ASSERT_EQ(files_in(dir / "out").size(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(Plan, JsonHasTheContractKeysAndLogsMatchedWorkers) {
+  auto env = selection("2:4");
+  env["NSEL_CAPTURE"] = "nvtx";
+  const auto r = run({kNsel, "plan", "--json", "dtensor_policy_worker", "vllm_generation_worker"},
+                     env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, kLogLine + "\n");
+  const auto out = lines(r.out);
+  ASSERT_EQ(out.size(), 2u);
+  const auto selected = nlohmann::json::parse(out[0]);
+  EXPECT_EQ(selected["worker"], "dtensor_policy_worker");
+  EXPECT_EQ(selected["profile"], true);
+  EXPECT_EQ(selected["pattern"], "*policy*");
+  EXPECT_EQ(selected["step_range"], "2:4");
+  EXPECT_EQ(selected["options"]["o"], "dtensor_policy_worker_2:4_%p");
+  EXPECT_EQ(selected["options"]["t"], "cuda,nvtx");
+  EXPECT_EQ(selected["options"]["capture-range"], "nvtx");
+  EXPECT_TRUE(selected["command"].is_array());
+  EXPECT_EQ(selected["command"][1], "profile");
+  const auto other = nlohmann::json::parse(out[1]);
+  EXPECT_EQ(other["profile"], false);
+  EXPECT_TRUE(other["pattern"].is_null());
+  EXPECT_TRUE(other["step_range"].is_null());
+  EXPECT_TRUE(other["options"].empty());
+}
+
+TEST(Plan, CudaIsTheContractsCaptureWhenForced) {
+  auto env = selection("2:4");
+  const auto r = run({kNsel, "plan", "--json", "--capture", "cuda", "dtensor_policy_worker"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto plan = nlohmann::json::parse(lines(r.out).at(0));
+  EXPECT_EQ(plan["options"]["capture-range"], "cudaProfilerApi");
+  EXPECT_EQ(plan["options"]["capture-range-end"], "stop");
+  EXPECT_EQ(plan["options"]["stop-on-exit"], "true");
+  EXPECT_EQ(plan["options"]["cuda-graph-trace"], "node");
+  EXPECT_EQ(plan["options"]["s"], "none");
+  EXPECT_EQ(plan["capture"], "cuda");
+}
+
+struct BadSetting {
+  std::map<std::string, std::string> env;
+  std::vector<std::string> extra_args;
+  std::string message;
+};
+
+class BadSettings : public ::testing::TestWithParam<BadSetting> {};
+
+TEST_P(BadSettings, ExitTwoWithOneLineAndNothingWritten) {
+  const BadSetting& bad = GetParam();
+  std::vector<std::string> plan = {kNsel, "plan"};
+  plan.insert(plan.end(), bad.extra_args.begin(), bad.extra_args.end());
+  plan.push_back("dtensor_policy_worker");
+  const auto p = run(plan, bad.env);
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_EQ(p.err, "nsel: error: " + bad.message + "\n");
+  EXPECT_EQ(p.out, "");
+
+  const fs::path dir = make_temp_dir("bad");
+  std::vector<std::string> exec = {kNsel, "exec", "--worker", "dtensor_policy_worker",
+                                   "--output-dir", (dir / "out").string()};
+  exec.insert(exec.end(), bad.extra_args.begin(), bad.extra_args.end());
+  exec.insert(exec.end(), {"--", kWorker, "--steps", "1", "--describe", (dir / "ran").string()});
+  const auto e = run(exec, bad.env);
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_EQ(e.err, "nsel: error: " + bad.message + "\n");
+  EXPECT_FALSE(fs::exists(dir / "out")) << "nothing may be written on bad input";
+  EXPECT_FALSE(fs::exists(dir / "ran")) << "the worker must not start on bad input";
+  fs::remove_all(dir);
+}
+
+const std::string kRangeForm =
+    "; expected 'start:stop' with whole numbers 1 <= start < stop, for example '2:4' (steps 2 "
+    "and 3)";
+
+INSTANTIATE_TEST_SUITE_P(
+    Contract, BadSettings,
+    ::testing::Values(
+        BadSetting{selection("0:10"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='0:10': start must be >= 1 (steps are 1-based)" +
+                       kRangeForm},
+        BadSetting{selection("5:3"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='5:3': empty range (stop must be greater than "
+                   "start; stop is exclusive)" + kRangeForm},
+        BadSetting{selection("5:5"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='5:5': empty range (stop must be greater than "
+                   "start; stop is exclusive)" + kRangeForm},
+        BadSetting{selection("5"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='5': missing ':' between start and stop" +
+                       kRangeForm},
+        BadSetting{selection("a:b"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='a:b': start 'a' is not a whole number" +
+                       kRangeForm},
+        BadSetting{selection("1:2:3"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='1:2:3': more than one ':'" + kRangeForm},
+        BadSetting{selection(":"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE=':': start is missing" + kRangeForm},
+        BadSetting{selection("1:"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='1:': stop is missing" + kRangeForm},
+        BadSetting{selection("1:9223372036854775808"), {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='1:9223372036854775808': stop "
+                   "'9223372036854775808' is too large" + kRangeForm},
+        BadSetting{{{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}}, {},
+                   "NRL_NSYS_WORKER_PATTERNS='*policy*' is set but NRL_NSYS_PROFILE_STEP_RANGE "
+                   "is not; set both (for example NRL_NSYS_PROFILE_STEP_RANGE='2:4') or neither"},
+        BadSetting{{{"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}}, {},
+                   "NRL_NSYS_PROFILE_STEP_RANGE='2:4' is set but NRL_NSYS_WORKER_PATTERNS is "
+                   "not; set both (for example NRL_NSYS_WORKER_PATTERNS='*policy*') or neither"},
+        BadSetting{{{"NRL_NSYS_WORKER_PATTERNS", "*"},
+                    {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
+                    {"NRL_NSYS_EXTRA_OPTIONS", "{not json"}},
+                   {},
+                   "NRL_NSYS_EXTRA_OPTIONS='{not json': not valid JSON (at byte 3); expected a "
+                   "JSON object of nsys options, for example '{\"t\": \"cuda,nvtx,osrt\", "
+                   "\"cuda-memory-usage\": true}'"},
+        BadSetting{{{"NRL_NSYS_WORKER_PATTERNS", "*"},
+                    {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
+                    {"NRL_NSYS_EXTRA_OPTIONS", "[\"t\"]"}},
+                   {},
+                   "NRL_NSYS_EXTRA_OPTIONS='[\"t\"]': a JSON array is not an object; expected a "
+                   "JSON object of nsys options, for example '{\"t\": \"cuda,nvtx,osrt\", "
+                   "\"cuda-memory-usage\": true}'"},
+        BadSetting{selection("2:4"), {"--capture", "gpu"},
+                   "--capture='gpu': unknown capture mode; expected one of 'auto' (CUDA "
+                   "profiler API with a GPU, NVTX range without), 'cuda', 'nvtx', 'none'"}));
+
+TEST(Demo, ProfilesThePolicyWorkersOfARaySession) {
+  const fs::path root = make_temp_dir("demo");
+  const auto r = run({kNsel, "demo", "--steps", "5", "--work-ms", "40", "--root", root.string(),
+                      "--json"},
+                     {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has_line(r.err,
+                       "nsel demo: NRL_NSYS_WORKER_PATTERNS and NRL_NSYS_PROFILE_STEP_RANGE are "
+                       "not set; using '*policy*' and '2:4' (set both to choose other workers "
+                       "and steps)"));
+  const auto out = nlohmann::json::parse(r.out);
+  const fs::path nsight = out["nsight_dir"].get<std::string>();
+  // <root>/session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<pid>/logs/nsight, and session_latest points at it.
+  const std::string session = nsight.parent_path().parent_path().filename().string();
+  EXPECT_EQ(session.size(), std::string("session_2026-11-29_10-05-07_000042_").size() +
+                                std::to_string(r.pid).size());
+  EXPECT_TRUE(session.ends_with("_" + std::to_string(r.pid)));
+  EXPECT_EQ(fs::read_symlink(root / "session_latest"), session);
+  ASSERT_EQ(out["reports"].size(), 2u) << r.out;
+  for (const auto& report : out["reports"]) {
+    const fs::path path = report["path"].get<std::string>();
+    EXPECT_TRUE(path.filename().string().starts_with("dtensor_policy_worker_2:4_"));
+    EXPECT_EQ(report["steps"], nlohmann::json::array({2, 3}));
+    EXPECT_EQ(exported_steps(path), (std::vector<long long>{2, 3}));
+  }
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n') > 0, true);
+  fs::remove_all(root);
+}

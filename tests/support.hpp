@@ -1,0 +1,39 @@
+// Helpers for end-to-end tests: run the real nsel binary with a chosen environment, and read a
+// report's steps through a real `nsys export`.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nsel::test {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  pid_t pid = 0;  // the process started (nsel itself)
+};
+
+// Runs argv with the current environment minus every NRL_NSYS_* and NSEL_* variable, plus `env`.
+RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+              const std::filesystem::path& working_directory = {});
+
+// A fresh empty folder under the system temp folder, removed by the caller.
+std::filesystem::path make_temp_dir(const std::string& label);
+
+// `nsys export --type sqlite` of the report, then the "step <n>" NVTX ranges it holds, in order.
+std::vector<long long> exported_steps(const std::filesystem::path& report);
+
+// Rows in `table` of the report's export (0 when the table is absent).
+long long exported_row_count(const std::filesystem::path& report, const std::string& table);
+
+// key=value lines written by `nsel-example-worker --describe FILE`.
+std::map<std::string, std::string> read_description(const std::filesystem::path& file);
+
+std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir);
+
+}  // namespace nsel::test
