@@ -78,6 +78,10 @@ TEST(Exec, SelectedWorkerCapturesExactlyTheWindow) {
   EXPECT_EQ(exported_steps(r.files[0]), (std::vector<long long>{2, 3}));
   // The program ran under nsys: its parent is nsys's launcher, and nsys injected itself.
   EXPECT_NE(r.description.at("parent_exe").find("nsys"), std::string::npos);
+  // No nsys agent of that session outlives nsel (a left-over one spins a core).
+  EXPECT_EQ(nsel::test::count_processes_with(
+                {"--start-agent", "--session-name=profile-nsel-example-worker-*"}),
+            0);
   fs::remove_all(r.dir);
 }
 
@@ -196,6 +200,8 @@ struct BadSetting {
   std::vector<std::string> extra_args;
   std::string message;
 };
+
+void PrintTo(const BadSetting& bad, std::ostream* out) { *out << bad.message; }
 
 class BadSettings : public ::testing::TestWithParam<BadSetting> {};
 

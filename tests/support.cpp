@@ -158,3 +158,34 @@ std::vector<fs::path> files_in(const fs::path& dir) {
 }
 
 }  // namespace nsel::test
+
+namespace nsel::test {
+
+int count_processes_with(const std::vector<std::string>& arguments) {
+  int count = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> parts;
+    size_t begin = 0;
+    while (begin < cmdline.size()) {
+      size_t end = cmdline.find('\0', begin);
+      if (end == std::string::npos) end = cmdline.size();
+      parts.push_back(cmdline.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    const bool all = std::all_of(arguments.begin(), arguments.end(), [&](const std::string& want) {
+      return std::any_of(parts.begin(), parts.end(), [&](const std::string& part) {
+        if (!want.empty() && want.back() == '*') return part.rfind(want.substr(0, want.size() - 1), 0) == 0;
+        return part == want;
+      });
+    });
+    count += all ? 1 : 0;
+  }
+  return count;
+}
+
+}  // namespace nsel::test

@@ -37,3 +37,9 @@ std::map<std::string, std::string> read_description(const std::filesystem::path&
 std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir);
 
 }  // namespace nsel::test
+
+namespace nsel::test {
+// Processes whose command line holds every one of `arguments` (whole arguments or prefixes
+// ending in '*').
+int count_processes_with(const std::vector<std::string>& arguments);
+}  // namespace nsel::test

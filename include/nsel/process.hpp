@@ -21,11 +21,14 @@ std::string resolve_program(std::string_view program, std::string_view path_vari
 [[noreturn]] void replace_process(const std::vector<std::string>& argv,
                                   const std::vector<std::string>& extra_environment = {});
 
-// Starts argv[0] (an absolute path) as a child with `extra_environment` added; `quiet` sends its
-// output to /dev/null. Throws on failure.
+// Where a child's standard output and error go.
+enum class ChildOutput { inherit, to_stderr, discard };
+
+// Starts argv[0] (an absolute path) as a child with `extra_environment` added. Throws on failure.
 pid_t spawn_process(const std::vector<std::string>& argv,
                     const std::vector<std::string>& extra_environment = {},
-                    const std::string& working_directory = "", bool quiet = false);
+                    const std::string& working_directory = "",
+                    ChildOutput output = ChildOutput::inherit);
 
 // Waits for `child`; its exit code, or 128 + signal number when a signal ended it.
 int wait_exit_code(pid_t child);
@@ -33,8 +36,14 @@ int wait_exit_code(pid_t child);
 // Runs argv as a child, passing on SIGTERM, SIGHUP and a SIGINT sent to nsel alone (a terminal's
 // Ctrl-C already reaches the whole foreground group), and returns its exit code as above.
 // `terminate_as` replaces SIGTERM when passed on (nsys keeps its report on SIGINT).
+// `child_pid`, when given, receives the child's process id.
 int run_supervised(const std::vector<std::string>& argv,
                    const std::vector<std::string>& extra_environment = {},
-                   int terminate_as = 15);
+                   int terminate_as = 15, pid_t* child_pid = nullptr);
+
+// Ends the `nsys --start-agent` daemons that the nsys front end `nsys_pid` started (their
+// session is named profile-<program>-<nsys_pid>): they can outlive nsys and spin a core for
+// minutes. SIGTERM, then SIGKILL after `grace_ms`. Returns how many were found.
+int stop_nsys_agents(pid_t nsys_pid, int grace_ms = 1000);
 
 }  // namespace nsel

@@ -64,7 +64,7 @@ ListedReport inspect(const fs::path& report, const std::string& nsys) {
       ("nsel-demo-" + std::to_string(getpid()) + "-" + report.stem().string() + ".sqlite");
   const std::vector<std::string> argv = {nsys, "export", "--type", "sqlite", "--force-overwrite",
                                          "true", "-o", export_path.string(), report.string()};
-  const pid_t child = spawn_process(argv, {}, "", /*quiet=*/true);
+  const pid_t child = spawn_process(argv, {}, "", ChildOutput::discard);
   const int code = wait_exit_code(child);
   if (code != 0 || !fs::exists(export_path)) {
     listed.problem = "nsys export failed with exit code " + std::to_string(code);
@@ -155,7 +155,7 @@ Action add_demo(CLI::App& app) {
           "--name", worker.name};
       return spawn_process(
           argv, {"RANK=" + std::to_string(worker.rank), "LOCAL_RANK=" + std::to_string(worker.rank)},
-          nsight.string());
+          nsight.string(), ChildOutput::to_stderr);  // stdout carries only the listing
     };
     int failures = 0;
     const auto finish = [&](const DemoWorker& worker, pid_t child) {

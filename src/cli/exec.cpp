@@ -77,7 +77,11 @@ Action add_exec(CLI::App& app) {
       }
     }
     // nsys writes the report when it gets SIGINT; a SIGTERM to it can lose the report.
-    return run_supervised(plan.command, plan.environment, SIGINT);
+    pid_t nsys_pid = 0;
+    const int code = run_supervised(plan.command, plan.environment, SIGINT, &nsys_pid);
+    // nsys is done with its agent once it has exited; a left-over agent can spin a core.
+    stop_nsys_agents(nsys_pid);
+    return code;
   };
 }
 

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <fstream>
 #include <cstring>
 #include <map>
 
@@ -115,7 +117,7 @@ void replace_process(const std::vector<std::string>& argv,
 
 pid_t spawn_process(const std::vector<std::string>& argv,
                     const std::vector<std::string>& extra_environment,
-                    const std::string& working_directory, bool quiet) {
+                    const std::string& working_directory, ChildOutput output) {
   std::vector<std::string> arguments = argv;
   std::vector<std::string> environment = merged_environment(extra_environment);
   auto argument_pointers = pointers(arguments);
@@ -125,9 +127,11 @@ pid_t spawn_process(const std::vector<std::string>& argv,
   if (!working_directory.empty()) {
     posix_spawn_file_actions_addchdir_np(&actions, working_directory.c_str());
   }
-  if (quiet) {
+  if (output == ChildOutput::discard) {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  } else if (output == ChildOutput::to_stderr) {
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
   }
   pid_t child = 0;
   const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, nullptr,
@@ -148,7 +152,8 @@ int wait_exit_code(pid_t child) {
 }
 
 int run_supervised(const std::vector<std::string>& argv,
-                   const std::vector<std::string>& extra_environment, int terminate_as) {
+                   const std::vector<std::string>& extra_environment, int terminate_as,
+                   pid_t* child_pid) {
   g_terminate_as = terminate_as;
   struct sigaction action {};
   action.sa_sigaction = forward_signal;
@@ -165,10 +170,47 @@ int run_supervised(const std::vector<std::string>& argv,
     throw;
   }
   g_child = child;
+  if (child_pid != nullptr) *child_pid = child;
   const int code = wait_exit_code(child);
   g_child = 0;
   for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &previous[i], nullptr);
   return code;
+}
+
+int stop_nsys_agents(pid_t nsys_pid, int grace_ms) {
+  namespace fs = std::filesystem;
+  const std::string session_suffix = "-" + std::to_string(nsys_pid);
+  std::vector<pid_t> agents;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bool is_agent = false;
+    bool ours = false;
+    size_t begin = 0;
+    while (begin < cmdline.size()) {
+      size_t end = cmdline.find('\0', begin);
+      if (end == std::string::npos) end = cmdline.size();
+      const std::string_view argument(cmdline.data() + begin, end - begin);
+      if (argument == "--start-agent") is_agent = true;
+      if (argument.starts_with("--session-name=profile-") && argument.ends_with(session_suffix)) {
+        ours = true;
+      }
+      begin = end + 1;
+    }
+    if (is_agent && ours) agents.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  for (pid_t agent : agents) kill(agent, SIGTERM);
+  for (int waited = 0; waited < grace_ms; waited += 20) {
+    bool alive = false;
+    for (pid_t agent : agents) alive = alive || kill(agent, 0) == 0;
+    if (!alive) break;
+    usleep(20 * 1000);
+  }
+  for (pid_t agent : agents) kill(agent, SIGKILL);
+  return static_cast<int>(agents.size());
 }
 
 }  // namespace nsel
