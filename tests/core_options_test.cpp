@@ -8,7 +8,9 @@ using nsel::StepWindow;
 
 namespace {
 
-std::vector<std::string> argv_of(const NsysOptions& options) { return options.to_argv(); }
+std::vector<std::string> argv_of(const NsysOptions& options) {
+  return options.to_argv();
+}
 
 std::string merge_error(std::string_view json) {
   NsysOptions options = NsysOptions::contract_defaults("w", {2, 4});
@@ -72,8 +74,10 @@ TEST(NsysOptions, BadExtraOptionsAreClearErrors) {
                 expected);
   EXPECT_EQ(merge_error(R"({"--t": "x"})"),
             "NRL_NSYS_EXTRA_OPTIONS='{\"--t\": \"x\"}': key '--t' is not an nsys option name "
-            "(letters, digits, '-' and '_', without leading dashes)" + expected);
+            "(letters, digits, '-' and '_', without leading dashes)" +
+                expected);
   EXPECT_EQ(merge_error(R"({"a; rm -rf /": "x"})"),
             "NRL_NSYS_EXTRA_OPTIONS='{\"a; rm -rf /\": \"x\"}': key 'a; rm -rf /' is not an nsys "
-            "option name (letters, digits, '-' and '_', without leading dashes)" + expected);
+            "option name (letters, digits, '-' and '_', without leading dashes)" +
+                expected);
 }

@@ -7,25 +7,25 @@ using nsel::PatternList;
 
 TEST(FnmatchCase, DesignExamples) {
   EXPECT_TRUE(fnmatch_case("*policy*", "dtensor_policy_worker"));
-  EXPECT_TRUE(fnmatch_case("*", "a/b"));          // '*' crosses '/'
-  EXPECT_TRUE(fnmatch_case("*", ".hidden"));      // and leading '.'
-  EXPECT_TRUE(fnmatch_case("?", "\xc3\xa9"));     // 'é' is one code point
+  EXPECT_TRUE(fnmatch_case("*", "a/b"));       // '*' crosses '/'
+  EXPECT_TRUE(fnmatch_case("*", ".hidden"));   // and leading '.'
+  EXPECT_TRUE(fnmatch_case("?", "\xc3\xa9"));  // 'é' is one code point
   EXPECT_FALSE(fnmatch_case("??", "\xc3\xa9"));
-  EXPECT_TRUE(fnmatch_case("[^a]", "^"));         // '^' is a literal member, not negation
+  EXPECT_TRUE(fnmatch_case("[^a]", "^"));  // '^' is a literal member, not negation
   EXPECT_TRUE(fnmatch_case("[^a]", "a"));
   EXPECT_FALSE(fnmatch_case("[^a]", "b"));
-  EXPECT_TRUE(fnmatch_case("[!]]", "a"));         // ']' right after '[!' is a member
+  EXPECT_TRUE(fnmatch_case("[!]]", "a"));  // ']' right after '[!' is a member
   EXPECT_FALSE(fnmatch_case("[!]]", "]"));
   EXPECT_TRUE(fnmatch_case("[]]", "]"));
-  EXPECT_TRUE(fnmatch_case("a\\b", "a\\b"));      // no escape character
+  EXPECT_TRUE(fnmatch_case("a\\b", "a\\b"));  // no escape character
   EXPECT_FALSE(fnmatch_case("a\\b", "ab"));
   EXPECT_FALSE(fnmatch_case("a\\*", "ab"));
   EXPECT_TRUE(fnmatch_case("a\\*", "a\\xyz"));
-  EXPECT_TRUE(fnmatch_case("[", "["));            // unclosed '[' is literal
+  EXPECT_TRUE(fnmatch_case("[", "["));  // unclosed '[' is literal
   EXPECT_TRUE(fnmatch_case("a[b", "a[b"));
-  EXPECT_FALSE(fnmatch_case("[z-a]", "m"));       // reversed range matches nothing
+  EXPECT_FALSE(fnmatch_case("[z-a]", "m"));  // reversed range matches nothing
   EXPECT_FALSE(fnmatch_case("[z-a]", "z"));
-  EXPECT_FALSE(fnmatch_case("[[:alpha:]]", "a")); // no POSIX classes: set "[:alph" then "]"
+  EXPECT_FALSE(fnmatch_case("[[:alpha:]]", "a"));  // no POSIX classes: set "[:alph" then "]"
   EXPECT_TRUE(fnmatch_case("[[:alpha:]]", "a]"));
   EXPECT_TRUE(fnmatch_case("[[:alpha:]]", ":]"));
   EXPECT_FALSE(fnmatch_case("*POLICY*", "dtensor_policy_worker"));  // case-sensitive
@@ -38,11 +38,11 @@ TEST(FnmatchCase, SetsAndRanges) {
   EXPECT_FALSE(fnmatch_case("[!a-c]", "b"));
   EXPECT_TRUE(fnmatch_case("[a-]", "-"));
   EXPECT_TRUE(fnmatch_case("[-a]", "-"));
-  EXPECT_TRUE(fnmatch_case("[!z-a]", "q"));       // negated empty set matches any one char
-  EXPECT_TRUE(fnmatch_case("[a--b]", "b"));       // CPython drops the reversed 'a--' range
+  EXPECT_TRUE(fnmatch_case("[!z-a]", "q"));  // negated empty set matches any one char
+  EXPECT_TRUE(fnmatch_case("[a--b]", "b"));  // CPython drops the reversed 'a--' range
   EXPECT_FALSE(fnmatch_case("[a--b]", "a"));
   EXPECT_FALSE(fnmatch_case("[a--b]", "-"));
-  EXPECT_TRUE(fnmatch_case("[\\-a]", "]"));       // range '\' to 'a'
+  EXPECT_TRUE(fnmatch_case("[\\-a]", "]"));  // range '\' to 'a'
 }
 
 TEST(FnmatchCase, StarsBacktrack) {
@@ -52,7 +52,7 @@ TEST(FnmatchCase, StarsBacktrack) {
   EXPECT_FALSE(fnmatch_case("?", ""));
   EXPECT_TRUE(fnmatch_case("", ""));
   EXPECT_FALSE(fnmatch_case("", "a"));
-  EXPECT_TRUE(fnmatch_case("*\n", "a\n"));        // '*' matches across newlines too
+  EXPECT_TRUE(fnmatch_case("*\n", "a\n"));  // '*' matches across newlines too
 }
 
 TEST(PatternList, SplitsStripsAndDropsEmpty) {

@@ -59,30 +59,30 @@ TEST(Settings, BadExtraOptionsStopEvenUnselectedWorkers) {
 }
 
 TEST(Plan, SelectedWorkerGetsContractOptionsAndLogLine) {
-  const auto settings = ProfileSettings::from_environment(
-      env({{"NRL_NSYS_WORKER_PATTERNS", "*vllm*, *policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}}));
-  PlanRequest request{"dtensor_policy_worker", CaptureMode::cuda, "/out", {"/bin/prog", "a b"},
-                      "/usr/bin/nsys"};
+  const auto settings = ProfileSettings::from_environment(env(
+      {{"NRL_NSYS_WORKER_PATTERNS", "*vllm*, *policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}}));
+  PlanRequest request{
+      "dtensor_policy_worker", CaptureMode::cuda, "/out", {"/bin/prog", "a b"}, "/usr/bin/nsys"};
   const auto plan = nsel::plan_worker(settings, request);
   ASSERT_TRUE(plan.profile);
   EXPECT_EQ(plan.log_line(),
             "Nsight profiling enabled for worker 'dtensor_policy_worker' (matched pattern "
             "'*policy*')");
   EXPECT_EQ(plan.capture, CaptureMode::cuda);
-  EXPECT_EQ(plan.command,
-            (std::vector<std::string>{"/usr/bin/nsys", "profile", "-t", "cuda,nvtx", "-s", "none",
-                                      "-o", "/out/dtensor_policy_worker_2:4_%p",
-                                      "--stop-on-exit=true", "--capture-range=cudaProfilerApi",
-                                      "--capture-range-end=stop", "--cuda-graph-trace=node",
-                                      "/bin/prog", "a b"}));
-  EXPECT_EQ(plan.environment,
-            (std::vector<std::string>{"NSEL_STEP_CAPTURE=cuda", "NRL_NSYS_PROFILE_STEP_RANGE=2:4"}));
+  EXPECT_EQ(plan.command, (std::vector<std::string>{
+                              "/usr/bin/nsys", "profile", "-t", "cuda,nvtx", "-s", "none", "-o",
+                              "/out/dtensor_policy_worker_2:4_%p", "--stop-on-exit=true",
+                              "--capture-range=cudaProfilerApi", "--capture-range-end=stop",
+                              "--cuda-graph-trace=node", "/bin/prog", "a b"}));
+  EXPECT_EQ(plan.environment, (std::vector<std::string>{"NSEL_STEP_CAPTURE=cuda",
+                                                        "NRL_NSYS_PROFILE_STEP_RANGE=2:4"}));
 }
 
 TEST(Plan, NvtxNodeSwitchesTheCaptureRange) {
   const auto settings = ProfileSettings::from_environment(
       env({{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}}));
-  const auto plan = nsel::plan_worker(settings, {"dtensor_policy_worker", CaptureMode::nvtx, "", {}});
+  const auto plan =
+      nsel::plan_worker(settings, {"dtensor_policy_worker", CaptureMode::nvtx, "", {}});
   EXPECT_EQ(plan.capture, CaptureMode::nvtx);
   EXPECT_EQ(plan.options.get("capture-range"), "nvtx");
   EXPECT_EQ(plan.options.get("nvtx-capture"), "nsel_capture");
@@ -95,7 +95,8 @@ TEST(Plan, UserCaptureRangeWinsAndTheControllerFollows) {
       env({{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
            {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
            {"NRL_NSYS_EXTRA_OPTIONS", R"({"c": "cudaProfilerApi", "t": "nvtx,osrt"})"}}));
-  const auto plan = nsel::plan_worker(settings, {"dtensor_policy_worker", CaptureMode::nvtx, "", {}});
+  const auto plan =
+      nsel::plan_worker(settings, {"dtensor_policy_worker", CaptureMode::nvtx, "", {}});
   EXPECT_EQ(plan.capture, CaptureMode::cuda);
   EXPECT_EQ(plan.options.get("capture-range"), "cudaProfilerApi");
   EXPECT_EQ(plan.options.get("trace"), "nvtx,osrt");
@@ -104,8 +105,8 @@ TEST(Plan, UserCaptureRangeWinsAndTheControllerFollows) {
 TEST(Plan, UnselectedWorkerRunsBare) {
   const auto settings = ProfileSettings::from_environment(
       env({{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}}));
-  const auto plan = nsel::plan_worker(settings, {"vllm_generation_worker", CaptureMode::nvtx, "",
-                                                 {"/bin/prog"}});
+  const auto plan =
+      nsel::plan_worker(settings, {"vllm_generation_worker", CaptureMode::nvtx, "", {"/bin/prog"}});
   EXPECT_FALSE(plan.profile);
   EXPECT_FALSE(plan.pattern.has_value());
   EXPECT_EQ(plan.command, std::vector<std::string>{"/bin/prog"});

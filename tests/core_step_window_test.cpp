@@ -37,10 +37,12 @@ TEST(StepWindow, ParsesAndTrims) {
 TEST(StepWindow, ContractErrorsAreExact) {
   const std::string v = "NRL_NSYS_PROFILE_STEP_RANGE=";
   EXPECT_EQ(error_of("0:10"), v + "'0:10': start must be >= 1 (steps are 1-based)" + kExpected);
-  EXPECT_EQ(error_of("5:3"),
-            v + "'5:3': empty range (stop must be greater than start; stop is exclusive)" + kExpected);
-  EXPECT_EQ(error_of("5:5"),
-            v + "'5:5': empty range (stop must be greater than start; stop is exclusive)" + kExpected);
+  EXPECT_EQ(
+      error_of("5:3"),
+      v + "'5:3': empty range (stop must be greater than start; stop is exclusive)" + kExpected);
+  EXPECT_EQ(
+      error_of("5:5"),
+      v + "'5:5': empty range (stop must be greater than start; stop is exclusive)" + kExpected);
   EXPECT_EQ(error_of("5"), v + "'5': missing ':' between start and stop" + kExpected);
   EXPECT_EQ(error_of("a:b"), v + "'a:b': start 'a' is not a whole number" + kExpected);
   EXPECT_EQ(error_of("1:b"), v + "'1:b': stop 'b' is not a whole number" + kExpected);
@@ -48,8 +50,10 @@ TEST(StepWindow, ContractErrorsAreExact) {
   EXPECT_EQ(error_of(":"), v + "':': start is missing" + kExpected);
   EXPECT_EQ(error_of("1:"), v + "'1:': stop is missing" + kExpected);
   EXPECT_EQ(error_of("99999999999999999999:99999999999999999999999"),
-            v + "'99999999999999999999:99999999999999999999999': start '99999999999999999999' is "
-                "too large" + kExpected);
+            v +
+                "'99999999999999999999:99999999999999999999999': start '99999999999999999999' is "
+                "too large" +
+                kExpected);
   EXPECT_EQ(error_of("1:99999999999999999999"),
             v + "'1:99999999999999999999': stop '99999999999999999999' is too large" + kExpected);
   EXPECT_EQ(error_of("-1:3"), v + "'-1:3': start must be >= 1 (steps are 1-based)" + kExpected);

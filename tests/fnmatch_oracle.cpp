@@ -11,7 +11,8 @@ int main() {
   std::string line;
   while (std::getline(std::cin, line)) {
     const auto pair = nlohmann::json::parse(line);
-    std::cout << (nsel::fnmatch_case(pair[0].get<std::string>(), pair[1].get<std::string>()) ? '1' : '0')
+    std::cout << (nsel::fnmatch_case(pair[0].get<std::string>(), pair[1].get<std::string>()) ? '1'
+                                                                                             : '0')
               << '\n';
   }
   return 0;

@@ -55,9 +55,13 @@ ExecRun exec_worker(const std::string& worker, const std::map<std::string, std::
   r.dir = make_temp_dir("exec");
   const fs::path out = r.dir / "reports";
   const fs::path description = r.dir / "describe.txt";
-  std::vector<std::string> argv = {kNsel, "exec", "--worker", worker, "--output-dir",
-                                   out.string(), "--", kWorker, "--steps", std::to_string(steps),
-                                   "--work-ms", "40", "--describe", description.string()};
+  std::vector<std::string> argv = {kNsel,          "exec",
+                                   "--worker",     worker,
+                                   "--output-dir", out.string(),
+                                   "--",           kWorker,
+                                   "--steps",      std::to_string(steps),
+                                   "--work-ms",    "40",
+                                   "--describe",   description.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   r.result = run(argv, env);
   r.description = read_description(description);
@@ -116,7 +120,8 @@ TEST(Exec, UnselectedWorkerReplacesItselfWithTheProgram) {
 }
 
 TEST(Exec, ProgramExitCodeIsNselsExitCode) {
-  ExecRun selected = exec_worker("dtensor_policy_worker", selection("1:2"), 2, {"--exit-code", "3"});
+  ExecRun selected =
+      exec_worker("dtensor_policy_worker", selection("1:2"), 2, {"--exit-code", "3"});
   EXPECT_EQ(selected.result.exit_code, 3) << selected.result.err;
   ExecRun bare = exec_worker("vllm_generation_worker", selection("1:2"), 2, {"--exit-code", "5"});
   EXPECT_EQ(bare.result.exit_code, 5) << bare.result.err;
@@ -147,10 +152,10 @@ TEST(Exec, ProgramIsResolvedOnPathNeverReplaced) {
   const auto command = plan["command"].get<std::vector<std::string>>();
   // plan shows the program as given; exec resolves it.
   EXPECT_EQ(command.back(), "x");
-  const auto e = run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
-                      (dir / "out").string(), "--", "trainer", "--steps", "1", "--work-ms", "1",
-                      "--describe", (dir / "d.txt").string()},
-                     env);
+  const auto e = run(
+      {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir", (dir / "out").string(),
+       "--", "trainer", "--steps", "1", "--work-ms", "1", "--describe", (dir / "d.txt").string()},
+      env);
   ASSERT_EQ(e.exit_code, 0) << e.err;
   ASSERT_EQ(files_in(dir / "out").size(), 1u);
   fs::remove_all(dir);
@@ -159,8 +164,8 @@ TEST(Exec, ProgramIsResolvedOnPathNeverReplaced) {
 TEST(Plan, JsonHasTheContractKeysAndLogsMatchedWorkers) {
   auto env = selection("2:4");
   env["NSEL_CAPTURE"] = "nvtx";
-  const auto r = run({kNsel, "plan", "--json", "dtensor_policy_worker", "vllm_generation_worker"},
-                     env);
+  const auto r =
+      run({kNsel, "plan", "--json", "dtensor_policy_worker", "vllm_generation_worker"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, kLogLine + "\n");
   const auto out = lines(r.out);
@@ -201,7 +206,9 @@ struct BadSetting {
   std::string message;
 };
 
-void PrintTo(const BadSetting& bad, std::ostream* out) { *out << bad.message; }
+void PrintTo(const BadSetting& bad, std::ostream* out) {
+  *out << bad.message;
+}
 
 class BadSettings : public ::testing::TestWithParam<BadSetting> {};
 
@@ -216,8 +223,8 @@ TEST_P(BadSettings, ExitTwoWithOneLineAndNothingWritten) {
   EXPECT_EQ(p.out, "");
 
   const fs::path dir = make_temp_dir("bad");
-  std::vector<std::string> exec = {kNsel, "exec", "--worker", "dtensor_policy_worker",
-                                   "--output-dir", (dir / "out").string()};
+  std::vector<std::string> exec = {
+      kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir", (dir / "out").string()};
   exec.insert(exec.end(), bad.extra_args.begin(), bad.extra_args.end());
   exec.insert(exec.end(), {"--", kWorker, "--steps", "1", "--describe", (dir / "ran").string()});
   const auto e = run(exec, bad.env);
@@ -235,34 +242,46 @@ const std::string kRangeForm =
 INSTANTIATE_TEST_SUITE_P(
     Contract, BadSettings,
     ::testing::Values(
-        BadSetting{selection("0:10"), {},
+        BadSetting{selection("0:10"),
+                   {},
                    "NRL_NSYS_PROFILE_STEP_RANGE='0:10': start must be >= 1 (steps are 1-based)" +
                        kRangeForm},
-        BadSetting{selection("5:3"), {},
+        BadSetting{selection("5:3"),
+                   {},
                    "NRL_NSYS_PROFILE_STEP_RANGE='5:3': empty range (stop must be greater than "
-                   "start; stop is exclusive)" + kRangeForm},
-        BadSetting{selection("5:5"), {},
+                   "start; stop is exclusive)" +
+                       kRangeForm},
+        BadSetting{selection("5:5"),
+                   {},
                    "NRL_NSYS_PROFILE_STEP_RANGE='5:5': empty range (stop must be greater than "
-                   "start; stop is exclusive)" + kRangeForm},
-        BadSetting{selection("5"), {},
-                   "NRL_NSYS_PROFILE_STEP_RANGE='5': missing ':' between start and stop" +
+                   "start; stop is exclusive)" +
                        kRangeForm},
-        BadSetting{selection("a:b"), {},
-                   "NRL_NSYS_PROFILE_STEP_RANGE='a:b': start 'a' is not a whole number" +
-                       kRangeForm},
-        BadSetting{selection("1:2:3"), {},
+        BadSetting{
+            selection("5"),
+            {},
+            "NRL_NSYS_PROFILE_STEP_RANGE='5': missing ':' between start and stop" + kRangeForm},
+        BadSetting{
+            selection("a:b"),
+            {},
+            "NRL_NSYS_PROFILE_STEP_RANGE='a:b': start 'a' is not a whole number" + kRangeForm},
+        BadSetting{selection("1:2:3"),
+                   {},
                    "NRL_NSYS_PROFILE_STEP_RANGE='1:2:3': more than one ':'" + kRangeForm},
-        BadSetting{selection(":"), {},
-                   "NRL_NSYS_PROFILE_STEP_RANGE=':': start is missing" + kRangeForm},
-        BadSetting{selection("1:"), {},
-                   "NRL_NSYS_PROFILE_STEP_RANGE='1:': stop is missing" + kRangeForm},
-        BadSetting{selection("1:9223372036854775808"), {},
+        BadSetting{
+            selection(":"), {}, "NRL_NSYS_PROFILE_STEP_RANGE=':': start is missing" + kRangeForm},
+        BadSetting{
+            selection("1:"), {}, "NRL_NSYS_PROFILE_STEP_RANGE='1:': stop is missing" + kRangeForm},
+        BadSetting{selection("1:9223372036854775808"),
+                   {},
                    "NRL_NSYS_PROFILE_STEP_RANGE='1:9223372036854775808': stop "
-                   "'9223372036854775808' is too large" + kRangeForm},
-        BadSetting{{{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}}, {},
+                   "'9223372036854775808' is too large" +
+                       kRangeForm},
+        BadSetting{{{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}},
+                   {},
                    "NRL_NSYS_WORKER_PATTERNS='*policy*' is set but NRL_NSYS_PROFILE_STEP_RANGE "
                    "is not; set both (for example NRL_NSYS_PROFILE_STEP_RANGE='2:4') or neither"},
-        BadSetting{{{"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}}, {},
+        BadSetting{{{"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}},
+                   {},
                    "NRL_NSYS_PROFILE_STEP_RANGE='2:4' is set but NRL_NSYS_WORKER_PATTERNS is "
                    "not; set both (for example NRL_NSYS_WORKER_PATTERNS='*policy*') or neither"},
         BadSetting{{{"NRL_NSYS_WORKER_PATTERNS", "*"},
@@ -279,15 +298,15 @@ INSTANTIATE_TEST_SUITE_P(
                    "NRL_NSYS_EXTRA_OPTIONS='[\"t\"]': a JSON array is not an object; expected a "
                    "JSON object of nsys options, for example '{\"t\": \"cuda,nvtx,osrt\", "
                    "\"cuda-memory-usage\": true}'"},
-        BadSetting{selection("2:4"), {"--capture", "gpu"},
+        BadSetting{selection("2:4"),
+                   {"--capture", "gpu"},
                    "--capture='gpu': unknown capture mode; expected one of 'auto' (CUDA "
                    "profiler API with a GPU, NVTX range without), 'cuda', 'nvtx', 'none'"}));
 
 TEST(Demo, ProfilesThePolicyWorkersOfARaySession) {
   const fs::path root = make_temp_dir("demo");
-  const auto r = run({kNsel, "demo", "--steps", "5", "--work-ms", "40", "--root", root.string(),
-                      "--json"},
-                     {});
+  const auto r = run(
+      {kNsel, "demo", "--steps", "5", "--work-ms", "40", "--root", root.string(), "--json"}, {});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(has_line(r.err,
                        "nsel demo: NRL_NSYS_WORKER_PATTERNS and NRL_NSYS_PROFILE_STEP_RANGE are "

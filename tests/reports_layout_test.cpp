@@ -26,8 +26,8 @@ TEST(ReportNames, ContractFileNames) {
 
 TEST(RaySession, NameAndLatestLink) {
   using namespace std::chrono;
-  const auto when = sys_days{year{2026} / 11 / 29} + hours{10} + minutes{5} + seconds{7} +
-                    microseconds{42};
+  const auto when =
+      sys_days{year{2026} / 11 / 29} + hours{10} + minutes{5} + seconds{7} + microseconds{42};
   const std::string name = nsel::ray_session_name(when, 123);
   // Local time, like Ray; the shape is fixed.
   EXPECT_EQ(name.size(), std::string("session_2026-11-29_10-05-07_000042_123").size());
@@ -40,6 +40,7 @@ TEST(RaySession, NameAndLatestLink) {
   EXPECT_TRUE(fs::is_directory(first));
   EXPECT_EQ(second.filename(), "nsight");
   EXPECT_EQ(second.parent_path().filename(), "logs");
-  EXPECT_EQ(fs::read_symlink(root / "session_latest"), second.parent_path().parent_path().filename());
+  EXPECT_EQ(fs::read_symlink(root / "session_latest"),
+            second.parent_path().parent_path().filename());
   fs::remove_all(root);
 }

@@ -57,9 +57,8 @@ void query(const fs::path& db_path, const std::string& sql, Row row) {
 RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               const fs::path& working_directory) {
   static int counter = 0;
-  const fs::path out_file =
-      fs::temp_directory_path() / ("nsel-test-" + std::to_string(getpid()) + "-" +
-                                   std::to_string(++counter));
+  const fs::path out_file = fs::temp_directory_path() / ("nsel-test-" + std::to_string(getpid()) +
+                                                         "-" + std::to_string(++counter));
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
@@ -105,9 +104,9 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
 
 fs::path make_temp_dir(const std::string& label) {
   static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() / ("nsel-it-" + label + "-" +
-                                                    std::to_string(getpid()) + "-" +
-                                                    std::to_string(++counter));
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("nsel-it-" + label + "-" + std::to_string(getpid()) + "-" + std::to_string(++counter));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -179,7 +178,8 @@ int count_processes_with(const std::vector<std::string>& arguments) {
     }
     const bool all = std::all_of(arguments.begin(), arguments.end(), [&](const std::string& want) {
       return std::any_of(parts.begin(), parts.end(), [&](const std::string& part) {
-        if (!want.empty() && want.back() == '*') return part.rfind(want.substr(0, want.size() - 1), 0) == 0;
+        if (!want.empty() && want.back() == '*')
+          return part.rfind(want.substr(0, want.size() - 1), 0) == 0;
         return part == want;
       });
     });

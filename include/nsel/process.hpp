@@ -38,8 +38,8 @@ int wait_exit_code(pid_t child);
 // `terminate_as` replaces SIGTERM when passed on (nsys keeps its report on SIGINT).
 // `child_pid`, when given, receives the child's process id.
 int run_supervised(const std::vector<std::string>& argv,
-                   const std::vector<std::string>& extra_environment = {},
-                   int terminate_as = 15, pid_t* child_pid = nullptr);
+                   const std::vector<std::string>& extra_environment = {}, int terminate_as = 15,
+                   pid_t* child_pid = nullptr);
 
 // Ends the `nsys --start-agent` daemons that the nsys front end `nsys_pid` started (their
 // session is named profile-<program>-<nsys_pid>): they can outlive nsys and spin a core for

@@ -31,7 +31,6 @@ std::string ray_session_name(std::chrono::system_clock::time_point when, long lo
 // Creates <root>/<session>/logs/nsight/ and points <root>/session_latest at the session
 // (replaced atomically). Returns the nsight folder.
 std::filesystem::path create_ray_session(const std::filesystem::path& root,
-                                         std::chrono::system_clock::time_point when,
-                                         long long pid);
+                                         std::chrono::system_clock::time_point when, long long pid);
 
 }  // namespace nsel

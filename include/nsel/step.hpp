@@ -47,6 +47,8 @@ class StepController {
 };
 
 // C++ spelling of the C ABI's nsel_step(): one predictable branch when inactive.
-inline void step(long long number) noexcept { nsel_step(number); }
+inline void step(long long number) noexcept {
+  nsel_step(number);
+}
 
 }  // namespace nsel

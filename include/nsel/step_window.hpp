@@ -20,7 +20,6 @@ struct StepWindow {
 
 // Parses "start:stop" (whitespace around each number allowed). Throws nsel::Error naming
 // `source`, quoting `value` and giving the expected form.
-StepWindow parse_step_window(std::string_view value,
-                             std::string_view source = kStepRangeVariable);
+StepWindow parse_step_window(std::string_view value, std::string_view source = kStepRangeVariable);
 
 }  // namespace nsel

@@ -35,16 +35,15 @@ std::vector<StepRange> read_step_ranges(const std::filesystem::path& sqlite_expo
       sqlite3_open_v2(sqlite_export.c_str(), &raw_db, SQLITE_OPEN_READONLY, nullptr);
   std::unique_ptr<sqlite3, DatabaseCloser> db(raw_db);
   if (open_rc != SQLITE_OK) {
-    throw Error(quote(sqlite_export.string()) + ": cannot open as SQLite: " +
-                    sqlite3_errstr(open_rc),
-                1);
+    throw Error(
+        quote(sqlite_export.string()) + ": cannot open as SQLite: " + sqlite3_errstr(open_rc), 1);
   }
   // Opening is lazy; the first read tells whether this is a database at all.
   if (sqlite3_exec(raw_db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
       SQLITE_OK) {
-    throw Error(quote(sqlite_export.string()) + ": not a SQLite export (" +
-                    sqlite3_errmsg(raw_db) + ")",
-                1);
+    throw Error(
+        quote(sqlite_export.string()) + ": not a SQLite export (" + sqlite3_errmsg(raw_db) + ")",
+        1);
   }
   std::vector<StepRange> steps;
   if (!has_table(raw_db, "NVTX_EVENTS")) return steps;
@@ -58,9 +57,8 @@ std::vector<StepRange> read_step_ranges(const std::filesystem::path& sqlite_expo
                     "WHERE end IS NOT NULL AND text LIKE 'step %'";
   sqlite3_stmt* raw = nullptr;
   if (sqlite3_prepare_v2(raw_db, query.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-    throw Error(quote(sqlite_export.string()) + ": not an nsys export (" +
-                    sqlite3_errmsg(raw_db) + ")",
-                1);
+    throw Error(
+        quote(sqlite_export.string()) + ": not an nsys export (" + sqlite3_errmsg(raw_db) + ")", 1);
   }
   std::unique_ptr<sqlite3_stmt, StatementFinalizer> statement(raw);
   while (sqlite3_step(raw) == SQLITE_ROW) {

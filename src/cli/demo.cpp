@@ -62,8 +62,15 @@ ListedReport inspect(const fs::path& report, const std::string& nsys) {
   const fs::path export_path =
       fs::temp_directory_path() /
       ("nsel-demo-" + std::to_string(getpid()) + "-" + report.stem().string() + ".sqlite");
-  const std::vector<std::string> argv = {nsys, "export", "--type", "sqlite", "--force-overwrite",
-                                         "true", "-o", export_path.string(), report.string()};
+  const std::vector<std::string> argv = {nsys,
+                                         "export",
+                                         "--type",
+                                         "sqlite",
+                                         "--force-overwrite",
+                                         "true",
+                                         "-o",
+                                         export_path.string(),
+                                         report.string()};
   const pid_t child = spawn_process(argv, {}, "", ChildOutput::discard);
   const int code = wait_exit_code(child);
   if (code != 0 || !fs::exists(export_path)) {
@@ -115,15 +122,16 @@ Action add_demo(CLI::App& app) {
     // Fails here, before any folder or process exists, on any bad setting.
     const ProfileSettings settings = ProfileSettings::from_environment(environment);
     const std::string self = self_executable();
-    const std::string worker_program = (fs::path(self).parent_path() / "nsel-example-worker").string();
+    const std::string worker_program =
+        (fs::path(self).parent_path() / "nsel-example-worker").string();
     if (access(worker_program.c_str(), X_OK) != 0) {
       throw Error("the example worker " + quote(worker_program) +
                       " is missing; build the project (it sits beside nsel)",
                   1);
     }
     const auto nsys = find_nsys();
-    const fs::path root = options->root.empty() ? fs::temp_directory_path() / "nsel-demo"
-                                                : fs::path(options->root);
+    const fs::path root =
+        options->root.empty() ? fs::temp_directory_path() / "nsel-demo" : fs::path(options->root);
     const fs::path nsight =
         create_ray_session(fs::absolute(root), std::chrono::system_clock::now(), getpid());
     std::fprintf(stderr, "nsel demo: session %s\n", nsight.parent_path().parent_path().c_str());
@@ -148,13 +156,17 @@ Action add_demo(CLI::App& app) {
                    "range on a busy CPU\n");
     }
     const auto start = [&](const DemoWorker& worker) {
-      const std::vector<std::string> argv = {
-          self, "exec", "--worker", worker.name, "--output-dir", nsight.string(), "--capture",
-          std::string(to_string(capture)), "--", worker_program, "--steps",
-          std::to_string(options->steps), "--work-ms", std::to_string(options->work_ms),
-          "--name", worker.name};
+      const std::vector<std::string> argv = {self,           "exec",
+                                             "--worker",     worker.name,
+                                             "--output-dir", nsight.string(),
+                                             "--capture",    std::string(to_string(capture)),
+                                             "--",           worker_program,
+                                             "--steps",      std::to_string(options->steps),
+                                             "--work-ms",    std::to_string(options->work_ms),
+                                             "--name",       worker.name};
       return spawn_process(
-          argv, {"RANK=" + std::to_string(worker.rank), "LOCAL_RANK=" + std::to_string(worker.rank)},
+          argv,
+          {"RANK=" + std::to_string(worker.rank), "LOCAL_RANK=" + std::to_string(worker.rank)},
           nsight.string(), ChildOutput::to_stderr);  // stdout carries only the listing
     };
     int failures = 0;
@@ -198,11 +210,12 @@ Action add_demo(CLI::App& app) {
       for (const ListedReport& report : listed) {
         nlohmann::json steps = nlohmann::json::array();
         for (const StepRange& s : report.steps) steps.push_back(s.step);
-        out["reports"].push_back({{"path", report.path.string()},
-                                  {"bytes", report.bytes},
-                                  {"steps", steps},
-                                  {"problem", report.problem.empty() ? nlohmann::json(nullptr)
-                                                                     : nlohmann::json(report.problem)}});
+        out["reports"].push_back(
+            {{"path", report.path.string()},
+             {"bytes", report.bytes},
+             {"steps", steps},
+             {"problem",
+              report.problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.problem)}});
       }
       for (const fs::path& leftover : leftovers) out["leftovers"].push_back(leftover.string());
       std::printf("%s\n", out.dump(2).c_str());

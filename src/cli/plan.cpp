@@ -96,13 +96,13 @@ Action add_plan(CLI::App& app) {
         if (!probe && settings.capture == CaptureMode::automatic) {
           probe = std::make_unique<GpuProbe>(probe_gpu_isolated());
         }
-        request.node_capture =
-            resolve_capture_mode(settings.capture, probe ? *probe : GpuProbe{});
+        request.node_capture = resolve_capture_mode(settings.capture, probe ? *probe : GpuProbe{});
         preview = plan_worker(settings, request);
         std::fprintf(stderr, "%s\n", preview.log_line().c_str());
       }
       if (options->json) {
-        std::printf("%s\n", to_json(preview, preview.profile ? probe.get() : nullptr).dump().c_str());
+        std::printf("%s\n",
+                    to_json(preview, preview.profile ? probe.get() : nullptr).dump().c_str());
       } else {
         print_human(preview, preview.profile ? probe.get() : nullptr, !program.empty());
       }

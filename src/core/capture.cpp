@@ -6,10 +6,14 @@ namespace nsel {
 
 std::string_view to_string(CaptureMode mode) {
   switch (mode) {
-    case CaptureMode::automatic: return "auto";
-    case CaptureMode::cuda: return "cuda";
-    case CaptureMode::nvtx: return "nvtx";
-    case CaptureMode::none: return "none";
+    case CaptureMode::automatic:
+      return "auto";
+    case CaptureMode::cuda:
+      return "cuda";
+    case CaptureMode::nvtx:
+      return "nvtx";
+    case CaptureMode::none:
+      return "none";
   }
   return "auto";
 }

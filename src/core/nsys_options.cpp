@@ -14,11 +14,20 @@ constexpr std::string_view kExpectedObject =
 
 // nsys profile's one-letter switches and their long names (nsys profile --help, 2022.4+).
 constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
-    {"b", "backtrace"},     {"c", "capture-range"},    {"d", "duration"},
-    {"e", "env-var"},       {"f", "force-overwrite"},  {"i", "sampling-period"},
-    {"n", "inherit-environment"}, {"o", "output"},     {"p", "nvtx-capture"},
-    {"s", "sample"},        {"t", "trace"},            {"w", "show-output"},
-    {"x", "stop-on-exit"},  {"y", "delay"},
+    {"b", "backtrace"},
+    {"c", "capture-range"},
+    {"d", "duration"},
+    {"e", "env-var"},
+    {"f", "force-overwrite"},
+    {"i", "sampling-period"},
+    {"n", "inherit-environment"},
+    {"o", "output"},
+    {"p", "nvtx-capture"},
+    {"s", "sample"},
+    {"t", "trace"},
+    {"w", "show-output"},
+    {"x", "stop-on-exit"},
+    {"y", "delay"},
 };
 
 bool valid_key(std::string_view key) {
@@ -110,8 +119,9 @@ void NsysOptions::merge_json(std::string_view json_text, std::string_view source
   for (const auto& [key, value] : parsed.items()) {
     if (!valid_key(key)) {
       throw Error(bad_value(source, json_text,
-                            "key " + quote(key) + " is not an nsys option name (letters, digits, "
-                            "'-' and '_', without leading dashes)",
+                            "key " + quote(key) +
+                                " is not an nsys option name (letters, digits, "
+                                "'-' and '_', without leading dashes)",
                             kExpectedObject));
     }
     if (value.is_null()) {

@@ -54,8 +54,8 @@ CodePoints decode(std::string_view text) {
 // Python's str.isspace() code points, which str.strip() removes.
 bool is_python_space(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
 }
 
 // One bracket expression, already resolved to literal members and inclusive ranges.
@@ -169,10 +169,14 @@ CompiledPattern compile(const CodePoints& pat) {
 
 bool token_matches(const CompiledPattern& p, const Token& t, char32_t c) {
   switch (t.kind) {
-    case Token::kLiteral: return t.literal == c;
-    case Token::kAny: return true;
-    case Token::kSet: return p.sets[t.set_index].matches(c);
-    case Token::kStar: return false;
+    case Token::kLiteral:
+      return t.literal == c;
+    case Token::kAny:
+      return true;
+    case Token::kSet:
+      return p.sets[t.set_index].matches(c);
+    case Token::kStar:
+      return false;
   }
   return false;
 }

@@ -5,7 +5,9 @@
 namespace nsel {
 namespace {
 
-bool is_absolute(std::string_view path) { return !path.empty() && path.front() == '/'; }
+bool is_absolute(std::string_view path) {
+  return !path.empty() && path.front() == '/';
+}
 
 // Applies the node's capture mode to the options. A capture range the user set explicitly in
 // NRL_NSYS_EXTRA_OPTIONS wins, and the step controller follows it instead.
@@ -75,7 +77,8 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
     user.merge_json(*settings.extra_options, kExtraOptionsVariable);
     user_set_range = user.has("capture-range");
   }
-  if (auto output = options.get("o"); output && !request.output_dir.empty() && !is_absolute(*output)) {
+  if (auto output = options.get("o");
+      output && !request.output_dir.empty() && !is_absolute(*output)) {
     std::string dir = request.output_dir;
     if (dir.back() != '/') dir += '/';
     options.set("o", dir + *output);

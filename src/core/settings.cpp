@@ -20,15 +20,13 @@ ProfileSettings ProfileSettings::from_environment(const EnvLookup& lookup) {
   const auto range = non_empty(lookup, kStepRangeVariable);
   if (patterns && !range) {
     throw Error(std::string(kWorkerPatternsVariable) + "=" + quote(*patterns) + " is set but " +
-                std::string(kStepRangeVariable) +
-                " is not; set both (for example " + std::string(kStepRangeVariable) +
-                "='2:4') or neither");
+                std::string(kStepRangeVariable) + " is not; set both (for example " +
+                std::string(kStepRangeVariable) + "='2:4') or neither");
   }
   if (range && !patterns) {
     throw Error(std::string(kStepRangeVariable) + "=" + quote(*range) + " is set but " +
-                std::string(kWorkerPatternsVariable) +
-                " is not; set both (for example " + std::string(kWorkerPatternsVariable) +
-                "='*policy*') or neither");
+                std::string(kWorkerPatternsVariable) + " is not; set both (for example " +
+                std::string(kWorkerPatternsVariable) + "='*policy*') or neither");
   }
   if (range) settings.window = parse_step_window(*range, kStepRangeVariable);
   if (patterns) settings.patterns = PatternList::parse(*patterns);

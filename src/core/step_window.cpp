@@ -10,7 +10,9 @@ namespace {
 constexpr std::string_view kExpected =
     "'start:stop' with whole numbers 1 <= start < stop, for example '2:4' (steps 2 and 3)";
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
@@ -30,8 +32,8 @@ long long parse_number(std::string_view text, std::string_view what, std::string
   const char* last = digits.data() + digits.size();
   auto [end, ec] = std::from_chars(first, last, number);
   if (ec == std::errc::result_out_of_range) {
-    throw Error(bad_value(source, value,
-                          std::string(what) + " " + quote(digits) + " is too large", kExpected));
+    throw Error(bad_value(source, value, std::string(what) + " " + quote(digits) + " is too large",
+                          kExpected));
   }
   if (ec != std::errc() || end != last || first == last) {
     throw Error(bad_value(source, value,
@@ -43,7 +45,9 @@ long long parse_number(std::string_view text, std::string_view what, std::string
 
 }  // namespace
 
-std::string StepWindow::text() const { return std::to_string(start) + ":" + std::to_string(stop); }
+std::string StepWindow::text() const {
+  return std::to_string(start) + ":" + std::to_string(stop);
+}
 
 StepWindow parse_step_window(std::string_view value, std::string_view source) {
   const size_t colon = value.find(':');

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
 #include <map>
 
 #include "nsel/error.hpp"
@@ -28,7 +28,8 @@ bool is_executable_file(const std::string& path) {
 std::string current_directory() {
   std::string buffer(4096, '\0');
   while (getcwd(buffer.data(), buffer.size()) == nullptr) {
-    if (errno != ERANGE) throw Error(std::string("cannot read the working directory: ") + std::strerror(errno), 1);
+    if (errno != ERANGE)
+      throw Error(std::string("cannot read the working directory: ") + std::strerror(errno), 1);
     buffer.resize(buffer.size() * 2);
   }
   buffer.resize(std::strlen(buffer.c_str()));

@@ -53,7 +53,8 @@ class CudaProfilerCapture final : public CaptureBackend {
     return with_context([&] { return driver_.profiler_start(); }, "cuProfilerStart");
   }
   void stop() override {
-    if (context_ != nullptr) with_context([&] { return driver_.profiler_stop(); }, "cuProfilerStop");
+    if (context_ != nullptr)
+      with_context([&] { return driver_.profiler_stop(); }, "cuProfilerStop");
   }
   std::string_view name() const override { return "cuda"; }
 
@@ -79,12 +80,15 @@ class CudaProfilerCapture final : public CaptureBackend {
 }  // namespace
 
 std::unique_ptr<CaptureBackend> make_capture_backend(CaptureMode mode) {
-  switch (resolve_capture_mode(mode, mode == CaptureMode::automatic ? probe_gpu_in_process()
-                                                                    : GpuProbe{})) {
-    case CaptureMode::cuda: return std::make_unique<CudaProfilerCapture>();
-    case CaptureMode::nvtx: return std::make_unique<NvtxCapture>();
+  switch (resolve_capture_mode(
+      mode, mode == CaptureMode::automatic ? probe_gpu_in_process() : GpuProbe{})) {
+    case CaptureMode::cuda:
+      return std::make_unique<CudaProfilerCapture>();
+    case CaptureMode::nvtx:
+      return std::make_unique<NvtxCapture>();
     case CaptureMode::none:
-    case CaptureMode::automatic: break;
+    case CaptureMode::automatic:
+      break;
   }
   return std::make_unique<NoCapture>();
 }

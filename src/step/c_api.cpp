@@ -38,7 +38,9 @@ void set_active(bool active) {
   __atomic_store_n(&nsel_step_control_active_, active ? 1 : 0, __ATOMIC_RELAXED);
 }
 
-void finish_at_exit() { nsel_finish(); }
+void finish_at_exit() {
+  nsel_finish();
+}
 
 // Installs a controller; the caller holds the mutex.
 void install(StepWindow window, CaptureMode mode) {
