@@ -23,7 +23,7 @@ void BM_StepInactive(benchmark::State& state) {
 }
 BENCHMARK(BM_StepInactive);
 
-// The out-of-line ABI entry that bindings call (ctypes, nanobind): a call plus a lock.
+// The out-of-line ABI entry that bindings call (ctypes, nanobind): a call plus the same branch.
 void BM_StepBeginOutOfLine(benchmark::State& state) {
   long long step = 0;
   for (auto _ : state) {

@@ -76,6 +76,8 @@ __attribute__((constructor)) void init_from_launcher() {
 extern "C" {
 
 void nsel_step_begin(long long step) {
+  // Bindings call this directly: an inactive process pays one load and one branch here too.
+  if (__atomic_load_n(&nsel_step_control_active_, __ATOMIC_RELAXED) == 0) return;
   std::lock_guard lock(nsel::controller_mutex());
   auto& controller = nsel::controller();
   if (!controller) return;
