@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nsel/step.hpp"
@@ -83,4 +85,19 @@ TEST(StepApi, InactiveWithoutLauncher) {
   EXPECT_EQ(nsel_step_control_active_, 0);
   nsel::step(1);
   EXPECT_EQ(nsel_capturing(), 0);
+}
+
+TEST(CallWithDeadline, ReturnsWhetherTheCallFinishedInTime) {
+  int value = 0;
+  EXPECT_TRUE(nsel::call_with_deadline([&] { value = 1; }, std::chrono::seconds(5)));
+  EXPECT_EQ(value, 1);
+  // A call that blocks (as nsys can at the end of a capture range) is left behind: it cannot
+  // finish before `release` is set, which happens only after call_with_deadline returned.
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  EXPECT_FALSE(nsel::call_with_deadline(
+      [release] {
+        while (!*release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      },
+      std::chrono::milliseconds(100)));
+  *release = true;
 }

@@ -1,6 +1,8 @@
 // In-process step control: a state machine driven by step numbers, and its capture backends.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +47,14 @@ class StepController {
   std::unique_ptr<CaptureBackend> backend_;
   State state_ = State::waiting;
 };
+
+// Runs `call` on a helper thread and waits at most `timeout`; true when it returned in time.
+// A call still running then is left behind (detached): used where nsys can block a caller for
+// good, so that a training process never stalls on the profiler.
+bool call_with_deadline(std::function<void()> call, std::chrono::milliseconds timeout);
+
+// How long the end of an NVTX capture range may take before the process goes on without it.
+inline constexpr std::chrono::seconds kCaptureStopDeadline{30};
 
 // C++ spelling of the C ABI's nsel_step(): one predictable branch when inactive.
 inline void step(long long number) noexcept {

@@ -1,7 +1,10 @@
 #include <nvtx3/nvToolsExt.h>
 
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "nsel/gpu_probe.hpp"
 #include "nsel/step.hpp"
@@ -25,7 +28,18 @@ class NvtxCapture final : public CaptureBackend {
     range_ = nvtxRangeStartA(std::string(kNvtxCaptureRange).c_str());
     return true;
   }
-  void stop() override { nvtxRangeEnd(range_); }
+  // Nsight Systems 2022.4 can block nvtxRangeEnd forever when it misses the end of the capture
+  // range (seen on busy CPUs); the job must go on even though that report is then lost.
+  void stop() override {
+    const nvtxRangeId_t range = range_;
+    if (!call_with_deadline([range] { nvtxRangeEnd(range); }, kCaptureStopDeadline)) {
+      std::fprintf(stderr,
+                   "nsel: warning: nsys did not acknowledge the end of the NVTX capture range "
+                   "within %lld s (a known Nsight Systems hang); the job goes on, this process's "
+                   "report may be lost\n",
+                   static_cast<long long>(kCaptureStopDeadline.count()));
+    }
+  }
   std::string_view name() const override { return "nvtx"; }
 
  private:
@@ -78,6 +92,24 @@ class CudaProfilerCapture final : public CaptureBackend {
 };
 
 }  // namespace
+
+bool call_with_deadline(std::function<void()> call, std::chrono::milliseconds timeout) {
+  // Shared so that a helper left behind still has somewhere to report to.
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable done_signal;
+    bool done = false;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, call = std::move(call)] {
+    call();
+    std::lock_guard lock(shared->mutex);
+    shared->done = true;
+    shared->done_signal.notify_all();
+  }).detach();
+  std::unique_lock lock(shared->mutex);
+  return shared->done_signal.wait_for(lock, timeout, [&] { return shared->done; });
+}
 
 std::unique_ptr<CaptureBackend> make_capture_backend(CaptureMode mode) {
   switch (resolve_capture_mode(
