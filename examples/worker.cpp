@@ -47,6 +47,9 @@ double burn_cpu(std::chrono::milliseconds budget) {
 // libraries nsys injected.
 void describe(const std::string& path) {
   std::ofstream out(path);
+  char self[4096] = {0};
+  const ssize_t m = readlink("/proc/self/exe", self, sizeof self - 1);
+  out << "exe=" << (m > 0 ? std::string(self, static_cast<size_t>(m)) : "") << "\n";
   char parent[4096] = {0};
   const std::string link = "/proc/" + std::to_string(getppid()) + "/exe";
   const ssize_t n = readlink(link.c_str(), parent, sizeof parent - 1);

@@ -87,6 +87,7 @@ TEST(Plan, NvtxNodeSwitchesTheCaptureRange) {
   EXPECT_EQ(plan.options.get("capture-range"), "nvtx");
   EXPECT_EQ(plan.options.get("nvtx-capture"), "nsel_capture");
   EXPECT_EQ(plan.options.get("env-var"), "NSYS_NVTX_PROFILER_REGISTER_ONLY=0");
+  EXPECT_EQ(plan.options.get("cpuctxsw"), "none");
   EXPECT_EQ(plan.options.get("o"), "dtensor_policy_worker_2:4_%p");  // relative, as in Ray
 }
 

@@ -158,6 +158,8 @@ TEST(Exec, ProgramIsResolvedOnPathNeverReplaced) {
       env);
   ASSERT_EQ(e.exit_code, 0) << e.err;
   ASSERT_EQ(files_in(dir / "out").size(), 1u);
+  // The program nsys ran is exactly the one PATH gave, not an interpreter or another copy.
+  EXPECT_EQ(read_description(dir / "d.txt").at("exe"), (dir / "bin" / "trainer").string());
   fs::remove_all(dir);
 }
 

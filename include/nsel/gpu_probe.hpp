@@ -22,4 +22,7 @@ GpuProbe probe_gpu_in_process();
 // automatic -> cuda when `probe` says a GPU is usable, nvtx otherwise; other modes unchanged.
 CaptureMode resolve_capture_mode(CaptureMode requested, const GpuProbe& probe);
 
+// The same for this node, asking the driver (isolated) only when `requested` is automatic.
+CaptureMode resolve_node_capture_mode(CaptureMode requested);
+
 }  // namespace nsel

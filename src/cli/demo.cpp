@@ -142,19 +142,7 @@ Action add_demo(CLI::App& app) {
     const std::vector<DemoWorker> workers = {
         {"dtensor_policy_worker", 0}, {"dtensor_policy_worker", 1}, {"vllm_generation_worker", 0}};
     // Resolved once here and passed to every worker, so they all capture the same way.
-    const CaptureMode capture = resolve_capture_mode(
-        settings.capture,
-        settings.capture == CaptureMode::automatic ? probe_gpu_isolated() : GpuProbe{});
-    // Nsight Systems 2022.4 (Debian's) can hang a program for good at the end of an NVTX
-    // capture range when the machine's CPUs are busy (seen here in 2 of 3 trials with one other
-    // CPU-bound process on 2 cores), so with NVTX capture the demo runs its workers one at a time.
-    const bool one_at_a_time = capture == CaptureMode::nvtx;
-    if (one_at_a_time) {
-      std::fprintf(stderr,
-                   "nsel demo: capture uses an NVTX range on this node (no usable GPU); workers "
-                   "run one at a time, since nsys 2022.4 can hang at the end of an NVTX capture "
-                   "range on a busy CPU\n");
-    }
+    const CaptureMode capture = resolve_node_capture_mode(settings.capture);
     const auto start = [&](const DemoWorker& worker) {
       const std::vector<std::string> argv = {self,           "exec",
                                              "--worker",     worker.name,
@@ -178,14 +166,9 @@ Action add_demo(CLI::App& app) {
                      worker.name.c_str(), worker.rank, code);
       }
     };
+    // All workers run together, as in a real job.
     std::vector<pid_t> running;
-    for (const DemoWorker& worker : workers) {
-      if (one_at_a_time) {
-        finish(worker, start(worker));
-      } else {
-        running.push_back(start(worker));
-      }
-    }
+    for (const DemoWorker& worker : workers) running.push_back(start(worker));
     for (size_t i = 0; i < running.size(); ++i) finish(workers[i], running[i]);
 
     std::vector<fs::path> reports;

@@ -62,9 +62,7 @@ Action add_exec(CLI::App& app) {
                   127);
     }
     request.nsys = *nsys;
-    request.node_capture = resolve_capture_mode(
-        settings.capture,
-        settings.capture == CaptureMode::automatic ? probe_gpu_isolated() : GpuProbe{});
+    request.node_capture = resolve_node_capture_mode(settings.capture);
     const WorkerPlan plan = plan_worker(settings, request);
     std::fprintf(stderr, "%s\n", plan.log_line().c_str());
     std::fflush(stderr);

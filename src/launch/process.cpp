@@ -134,9 +134,17 @@ pid_t spawn_process(const std::vector<std::string>& argv,
   } else if (output == ChildOutput::to_stderr) {
     posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
   }
+  // The child starts with no blocked signals, whatever the caller has blocked for itself.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attributes, &empty);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
   pid_t child = 0;
-  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, nullptr,
+  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, &attributes,
                              argument_pointers.data(), environment_pointers.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error("cannot run " + quote(argv.front()) + ": " + std::strerror(rc), 126);
   return child;
@@ -163,14 +171,21 @@ int run_supervised(const std::vector<std::string>& argv,
   struct sigaction previous[3];
   const int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
   for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &action, &previous[i]);
+  // Held back until the child's id is known, so that no signal arriving in between is lost.
+  sigset_t held, before;
+  sigemptyset(&held);
+  for (int signal_number : forwarded) sigaddset(&held, signal_number);
+  sigprocmask(SIG_BLOCK, &held, &before);
   pid_t child = 0;
   try {
     child = spawn_process(argv, extra_environment);
   } catch (...) {
+    sigprocmask(SIG_SETMASK, &before, nullptr);
     for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &previous[i], nullptr);
     throw;
   }
   g_child = child;
+  sigprocmask(SIG_SETMASK, &before, nullptr);
   if (child_pid != nullptr) *child_pid = child;
   const int code = wait_exit_code(child);
   g_child = 0;

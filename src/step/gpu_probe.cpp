@@ -106,4 +106,9 @@ CaptureMode resolve_capture_mode(CaptureMode requested, const GpuProbe& probe) {
   return probe.usable ? CaptureMode::cuda : CaptureMode::nvtx;
 }
 
+CaptureMode resolve_node_capture_mode(CaptureMode requested) {
+  if (requested != CaptureMode::automatic) return requested;
+  return resolve_capture_mode(requested, probe_gpu_isolated());
+}
+
 }  // namespace nsel
