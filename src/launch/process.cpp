@@ -225,7 +225,11 @@ int stop_nsys_agents(pid_t nsys_pid, int grace_ms) {
     if (!alive) break;
     usleep(20 * 1000);
   }
-  for (pid_t agent : agents) kill(agent, SIGKILL);
+  for (pid_t agent : agents) {
+    kill(agent, SIGKILL);
+    // A killed agent cannot remove its shared-memory instance; stale ones pile up otherwise.
+    fs::remove("/dev/shm/quadd-agent-instance-" + std::to_string(agent), ec);
+  }
   return static_cast<int>(agents.size());
 }
 
