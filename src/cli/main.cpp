@@ -90,7 +90,15 @@ int main(int argc, char** argv) {
     for (char& c : message) {
       if (c == '\n') c = ' ';
     }
-    std::fprintf(stderr, "nsel: error: %s; see 'nsel --help'\n", message.c_str());
+    // Point at the help of the subcommand the user was typing, when there is one.
+    std::string help = "nsel --help";
+    for (const std::string& word : front) {
+      for (const auto& [subcommand, action] : actions) {
+        if (subcommand->get_name() == word) help = "nsel " + word + " --help";
+      }
+      if (help != "nsel --help") break;
+    }
+    std::fprintf(stderr, "nsel: error: %s; see '%s'\n", message.c_str(), help.c_str());
     return nsel::kUsageExitCode;
   }
 
