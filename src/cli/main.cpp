@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -92,12 +93,11 @@ int main(int argc, char** argv) {
     }
     // Point at the help of the subcommand the user was typing, when there is one.
     std::string help = "nsel --help";
-    for (const std::string& word : front) {
-      for (const auto& [subcommand, action] : actions) {
-        if (subcommand->get_name() == word) help = "nsel " + word + " --help";
-      }
-      if (help != "nsel --help") break;
-    }
+    const auto named = std::find_if(front.begin(), front.end(), [&](const std::string& word) {
+      return std::any_of(actions.begin(), actions.end(),
+                         [&](const auto& entry) { return entry.first->get_name() == word; });
+    });
+    if (named != front.end()) help = "nsel " + *named + " --help";
     std::fprintf(stderr, "nsel: error: %s; see '%s'\n", message.c_str(), help.c_str());
     return nsel::kUsageExitCode;
   }

@@ -219,18 +219,21 @@ int stop_nsys_agents(pid_t nsys_pid, int grace_ms) {
     if (is_agent && ours) agents.push_back(static_cast<pid_t>(std::stol(name)));
   }
   for (pid_t agent : agents) kill(agent, SIGTERM);
-  for (int waited = 0; waited < grace_ms; waited += 20) {
-    bool alive = false;
-    for (pid_t agent : agents) alive = alive || kill(agent, 0) == 0;
-    if (!alive) break;
+  // Agents that have gone are dropped from the list, so no late SIGKILL can hit a reused pid.
+  const auto drop_ended = [&] {
+    std::erase_if(agents, [](pid_t agent) { return kill(agent, 0) != 0; });
+  };
+  const size_t found = agents.size();
+  for (int waited = 0; waited < grace_ms && !agents.empty(); waited += 20) {
     usleep(20 * 1000);
+    drop_ended();
   }
   for (pid_t agent : agents) {
     kill(agent, SIGKILL);
     // A killed agent cannot remove its shared-memory instance; stale ones pile up otherwise.
     fs::remove("/dev/shm/quadd-agent-instance-" + std::to_string(agent), ec);
   }
-  return static_cast<int>(agents.size());
+  return static_cast<int>(found);
 }
 
 }  // namespace nsel

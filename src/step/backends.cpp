@@ -28,8 +28,9 @@ class NvtxCapture final : public CaptureBackend {
     range_ = nvtxRangeStartA(std::string(kNvtxCaptureRange).c_str());
     return true;
   }
-  // Nsight Systems 2022.4 can block nvtxRangeEnd forever when it misses the end of the capture
-  // range (seen on busy CPUs); the job must go on even though that report is then lost.
+  // Nsight Systems 2022.4 can block nvtxRangeEnd forever when its agent hangs at the end of the
+  // capture range (seen with CPU context-switch tracing on, which the plan now turns off); the
+  // job must go on even though that report is then lost.
   void stop() override {
     const nvtxRangeId_t range = range_;
     if (!call_with_deadline([range] { nvtxRangeEnd(range); }, kCaptureStopDeadline)) {
