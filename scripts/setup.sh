@@ -10,6 +10,21 @@ as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# Waits for another apt run instead of failing on its lock.
+apt_install() {
+  as_root apt-get -o DPkg::Lock::Timeout=900 update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q \
+    --no-install-recommends "$@"
+}
+
+# Debian packages not yet installed, from the list given.
+missing_packages() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+  done
+}
+
 enable_non_free() {
   # Nsight Systems lives in Debian's non-free; add contrib/non-free to the system's
   # own Debian sources rather than naming any mirror.
@@ -38,16 +53,12 @@ packages=(
   nsight-systems nsight-systems-target
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
+mapfile -t missing < <(missing_packages "${packages[@]}")
 
 if [ "$(enable_non_free)" = 1 ] || [ ${#missing[@]} -gt 0 ]; then
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing: ${missing[*]}"
-    as_root apt-get update -q
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    apt_install "${missing[@]}"
   fi
 fi
 
@@ -72,4 +83,12 @@ if [ "$nvtx_found" = 0 ]; then
 fi
 
 command -v nsys >/dev/null || { log "nsys is not on PATH after install"; exit 1; }
+
+# Each feature that needs more (Python and Ray, a browser, SLURM, ...) has its own
+# idempotent part in scripts/setup.d, run in name order with the helpers above.
+for part in "$(dirname "$0")"/setup.d/*.sh; do
+  [ -f "$part" ] || continue
+  # shellcheck source=/dev/null
+  source "$part"
+done
 log "ready: $(nsys --version 2>/dev/null | head -n1)"
