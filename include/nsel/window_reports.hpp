@@ -21,7 +21,7 @@ struct WindowReport {
 
 struct WindowReports {
   std::vector<WindowReport> reports;  // one per window (and per process found), in order
-  std::vector<std::string> messages;  // lines for stderr: windows never reached, names kept
+  std::vector<std::string> messages;  // lines for stderr: where each went, windows not reached
 };
 
 // What a numbered report's file name tells: <stem><PID><tag>.<k>.nsys-rep.

@@ -84,6 +84,8 @@ WindowReports name_window_reports(const RepeatedReports& layout, std::string_vie
                                " to " + quote(target.string()) + ": " + ec.message());
         report.path = numbered->second;
       } else {
+        out.messages.push_back("nsel: report of window " + windows[k - 1].text() + ": " +
+                               target.string());
         report.path = target;
       }
       captures.erase(numbered);
