@@ -160,7 +160,7 @@ TEST(Identity, FlagsFirstThenTheVariablesInOrder) {
   given.node = "n2";
   identity = nsel::identify_process(lookup_in(env), given, "node7");
   EXPECT_EQ(identity.rank.value, 9);
-  EXPECT_EQ(identity.rank.source, "--rank");
+  EXPECT_EQ(identity.rank.source, "the caller");
   EXPECT_EQ(identity.node.value, "n2");
 
   for (const auto& [name, value] : std::map<std::string, std::string>{
@@ -283,7 +283,7 @@ TEST(SelectionPlan, LocalRankAndNodeFilters) {
   const auto other_local = plan_for(env, {{"LOCAL_RANK", "0"}}, given, "gpu-2");
   EXPECT_FALSE(other_local.profile);
   EXPECT_EQ(other_local.reason,
-            "local rank 1 (from --local-rank) is not in NSEL_PROFILE_LOCAL_RANKS='0'");
+            "local rank 1 (from the caller) is not in NSEL_PROFILE_LOCAL_RANKS='0'");
 }
 
 TEST(SelectionPlan, OneWindowKeepsTheContractOptions) {

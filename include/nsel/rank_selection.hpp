@@ -50,9 +50,10 @@ struct IdentityOverrides {
   std::optional<long long> rank;
   std::optional<long long> local_rank;
   std::optional<std::string> node;
-  std::string rank_source = "--rank";  // how to name them in the plan
-  std::string local_rank_source = "--local-rank";
-  std::string node_source = "--node";
+  // How the plan names them ("--rank" for the flag).
+  std::string rank_source = "the caller";
+  std::string local_rank_source = "the caller";
+  std::string node_source = "the caller";
 };
 
 // One of rank, local rank, node: its value and where it came from, or why it is unknown.

@@ -25,6 +25,9 @@ std::shared_ptr<IdentityFlags> add_identity_flags(CLI::App* command) {
 
 ProcessIdentity identify_this_process(const IdentityFlags& flags) {
   IdentityOverrides given;
+  given.rank_source = "--rank";
+  given.local_rank_source = "--local-rank";
+  given.node_source = "--node";
   // A flag given with an empty value is a mistake, not "look it up".
   if (flags.rank_option->count() > 0) given.rank = parse_rank(flags.rank, "--rank");
   if (flags.local_rank_option->count() > 0) {

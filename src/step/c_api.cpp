@@ -121,7 +121,6 @@ int nsel_init_worker(const char* worker) {
 int nsel_init_worker_rank(const char* worker, long long rank, long long local_rank) {
   if (worker == nullptr) return -1;
   nsel::IdentityOverrides identity;
-  identity.rank_source = identity.local_rank_source = "the caller";
   if (rank >= 0) identity.rank = rank;
   if (local_rank >= 0) identity.local_rank = local_rank;
   return nsel::init_worker(worker, identity);
