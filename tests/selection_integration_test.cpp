@@ -123,46 +123,55 @@ void expect_bare(const Launched& process, const fs::path& reports) {
 
 }  // namespace
 
+// Runs the example worker for `steps` steps with the step range `range`; its stderr, its process
+// id, and each report left with the steps it holds.
+struct WindowsRun {
+  nsel::test::RunResult result;
+  std::string pid;
+  fs::path reports;
+  std::map<std::string, std::vector<long long>> steps_by_report;
+};
+
+WindowsRun run_windows(const std::string& label, int steps, const std::string& range) {
+  const fs::path dir = make_temp_dir(label);
+  WindowsRun out;
+  out.result = nsel::test::run(exec_argv(dir, "run", steps), policy_steps(range));
+  out.pid = read_description(dir / "run.txt").at("pid");
+  out.reports = dir / "reports";
+  for (const std::string& name : names_in(out.reports)) {
+    out.steps_by_report[name] = exported_steps(out.reports / name);
+  }
+  fs::remove_all(dir);
+  return out;
+}
+
 TEST(Windows, TwoWindowsGiveTwoReportsEachHoldingItsOwnSteps) {
-  const fs::path dir = make_temp_dir("windows");
-  const auto r = nsel::test::run(exec_argv(dir, "run", 9), policy_steps("2:4,6:8"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const WindowsRun r = run_windows("windows", 9, "2:4,6:8");
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   // One nsys session, the contract's log line as for one window.
-  EXPECT_TRUE(has_line(r.err,
+  EXPECT_TRUE(has_line(r.result.err,
                        "Nsight profiling enabled for worker 'dtensor_policy_worker' "
                        "(matched pattern '*policy*')"))
-      << r.err;
-  const std::string pid = read_description(dir / "run.txt").at("pid");
-  const fs::path reports = dir / "reports";
-  EXPECT_EQ(names_in(reports), (std::vector<std::string>{kPolicy + "_2:4_" + pid + ".nsys-rep",
-                                                         kPolicy + "_6:8_" + pid + ".nsys-rep"}));
-  EXPECT_EQ(exported_steps(reports / (kPolicy + "_2:4_" + pid + ".nsys-rep")),
-            (std::vector<long long>{2, 3}));
-  EXPECT_EQ(exported_steps(reports / (kPolicy + "_6:8_" + pid + ".nsys-rep")),
-            (std::vector<long long>{6, 7}));
-  EXPECT_TRUE(has_line(r.err, "nsel: report of window 6:8: " +
-                                  (reports / (kPolicy + "_6:8_" + pid + ".nsys-rep")).string()));
-  fs::remove_all(dir);
+      << r.result.err;
+  const std::string second = kPolicy + "_6:8_" + r.pid + ".nsys-rep";
+  EXPECT_EQ(r.steps_by_report,
+            (std::map<std::string, std::vector<long long>>{
+                {kPolicy + "_2:4_" + r.pid + ".nsys-rep", {2, 3}}, {second, {6, 7}}}));
+  EXPECT_TRUE(
+      has_line(r.result.err, "nsel: report of window 6:8: " + (r.reports / second).string()));
 }
 
 TEST(Windows, AdjacentWindowsAndOneTheJobNeverReached) {
-  const fs::path dir = make_temp_dir("adjacent");
-  const auto r = nsel::test::run(exec_argv(dir, "run", 6), policy_steps("2:4,4:6,30:31"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string pid = read_description(dir / "run.txt").at("pid");
-  const fs::path reports = dir / "reports";
+  const WindowsRun r = run_windows("adjacent", 6, "2:4,4:6,30:31");
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   // Exactly the two windows reached; no numbered report is left behind.
-  EXPECT_EQ(names_in(reports), (std::vector<std::string>{kPolicy + "_2:4_" + pid + ".nsys-rep",
-                                                         kPolicy + "_4:6_" + pid + ".nsys-rep"}));
-  EXPECT_EQ(exported_steps(reports / (kPolicy + "_2:4_" + pid + ".nsys-rep")),
-            (std::vector<long long>{2, 3}));
-  EXPECT_EQ(exported_steps(reports / (kPolicy + "_4:6_" + pid + ".nsys-rep")),
-            (std::vector<long long>{4, 5}));
-  EXPECT_TRUE(has_line(r.err, "nsel: worker 'dtensor_policy_worker' (process " + pid +
-                                  ") never reached window 30:31 (the program ended first); no "
-                                  "report for it"))
-      << r.err;
-  fs::remove_all(dir);
+  EXPECT_EQ(r.steps_by_report, (std::map<std::string, std::vector<long long>>{
+                                   {kPolicy + "_2:4_" + r.pid + ".nsys-rep", {2, 3}},
+                                   {kPolicy + "_4:6_" + r.pid + ".nsys-rep", {4, 5}}}));
+  EXPECT_TRUE(has_line(r.result.err, "nsel: worker 'dtensor_policy_worker' (process " + r.pid +
+                                         ") never reached window 30:31 (the program ended "
+                                         "first); no report for it"))
+      << r.result.err;
 }
 
 TEST(Ranks, RankFilterProfilesExactlyTheChosenRanks) {

@@ -258,10 +258,13 @@ Action add_demo(CLI::App& app) {
       for (const fs::path& leftover : leftovers) out["leftovers"].push_back(leftover.string());
       std::printf("%s\n", out.dump(2).c_str());
     } else {
-      std::printf("\nWorkers:\n");
-      for (const DemoWorker& worker : workers) {
-        std::printf("  %-24s rank %-3d %s\n", worker.name.c_str(), worker.rank,
-                    worker.profiled ? "profiled" : "bare (no nsys)");
+      // Which ranks ran under nsys, when ranks are what the demo shows.
+      if (options->ranks > 0 || settings.ranks || settings.local_ranks || settings.nodes) {
+        std::printf("\nWorkers:\n");
+        for (const DemoWorker& worker : workers) {
+          std::printf("  %-24s rank %-3d %s\n", worker.name.c_str(), worker.rank,
+                      worker.profiled ? "profiled" : "bare (no nsys)");
+        }
       }
       std::printf("\nReports in %s:\n", nsight.c_str());
       if (listed.empty()) std::printf("  (none: no worker matched the patterns)\n");
