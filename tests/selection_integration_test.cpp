@@ -161,15 +161,17 @@ TEST(Windows, TwoWindowsGiveTwoReportsEachHoldingItsOwnSteps) {
       has_line(r.result.err, "nsel: report of window 6:8: " + (r.reports / second).string()));
 }
 
-TEST(Windows, AdjacentWindowsAndOneTheJobNeverReached) {
-  const WindowsRun r = run_windows("adjacent", 6, "2:4,4:6,30:31");
+TEST(Windows, AdjacentWindowsOneOpenAtExitAndOneNeverReached) {
+  const WindowsRun r = run_windows("adjacent", 7, "2:4,4:5,6:30,40:41");
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
-  // Exactly the two windows reached; no numbered report is left behind.
+  // 4:5 opens as 2:4 closes; 6:30 is still open when the program exits, so it holds the steps up
+  // to the end; 40:41 never came. No numbered report is left behind.
   EXPECT_EQ(r.steps_by_report, (std::map<std::string, std::vector<long long>>{
                                    {kPolicy + "_2:4_" + r.pid + ".nsys-rep", {2, 3}},
-                                   {kPolicy + "_4:6_" + r.pid + ".nsys-rep", {4, 5}}}));
+                                   {kPolicy + "_4:5_" + r.pid + ".nsys-rep", {4}},
+                                   {kPolicy + "_6:30_" + r.pid + ".nsys-rep", {6, 7}}}));
   EXPECT_TRUE(has_line(r.result.err, "nsel: worker 'dtensor_policy_worker' (process " + r.pid +
-                                         ") never reached window 30:31 (the program ended "
+                                         ") never reached window 40:41 (the program ended "
                                          "first); no report for it"))
       << r.result.err;
 }
