@@ -1,11 +1,11 @@
 // End to end with real nsys: several step windows in one session, and rank, local-rank and node
 // selection among processes launched together with different rank variables.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "nsel/process.hpp"
 #include "nsel/rank_selection.hpp"
 #include "support.hpp"
 
@@ -67,8 +67,7 @@ Env no_rank_variables() {
 // A process started through `nsel exec`, running alongside the others.
 struct Launched {
   std::string tag;
-  pid_t nsel_pid = 0;
-  int exit_code = -1;
+  nsel::test::RunResult result;
   std::map<std::string, std::string> description;
 };
 
@@ -76,22 +75,25 @@ struct Launched {
 std::vector<Launched> launch_together(
     const fs::path& dir, const Env& common,
     const std::vector<std::tuple<std::string, Env, std::vector<std::string>>>& processes) {
-  std::vector<Launched> launched;
+  std::vector<nsel::test::Started> started;
   for (const auto& [tag, own, flags] : processes) {
     Env env = no_rank_variables();
     for (const auto& [name, value] : common) env[name] = value;
     for (const auto& [name, value] : own) env[name] = value;
-    std::vector<std::string> entries;
-    for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
-    launched.push_back({tag,
-                        nsel::spawn_process(exec_argv(dir, tag, 5, flags), entries, "",
-                                            nsel::ChildOutput::discard),
-                        -1,
-                        {}});
+    started.push_back(nsel::test::start(exec_argv(dir, tag, 5, flags), env));
+    // Nsight Systems 2022.4 sometimes fails to start when another nsys starts at the same moment
+    // ("Local Endpoint is not available", sem_open ENOENT): the next one starts once this one's
+    // program runs (it writes its description first thing), and all of them still run together.
+    for (int waited_ms = 0; waited_ms < 20000 && !fs::exists(dir / (tag + ".txt"));
+         waited_ms += 20) {
+      usleep(20 * 1000);
+    }
   }
-  for (Launched& process : launched) {
-    process.exit_code = nsel::wait_exit_code(process.nsel_pid);
-    process.description = read_description(dir / (process.tag + ".txt"));
+  std::vector<Launched> launched;
+  for (size_t i = 0; i < started.size(); ++i) {
+    const std::string& tag = std::get<0>(processes[i]);
+    launched.push_back({tag, nsel::test::finish(started[i]), {}});
+    launched.back().description = read_description(dir / (tag + ".txt"));
   }
   return launched;
 }
@@ -99,9 +101,9 @@ std::vector<Launched> launch_together(
 // Ran under nsys, and left exactly its own report holding steps 2 and 3.
 void expect_profiled(const Launched& process, const fs::path& reports) {
   SCOPED_TRACE(process.tag);
-  ASSERT_EQ(process.exit_code, 0);
+  ASSERT_EQ(process.result.exit_code, 0) << process.result.err;
   const std::string pid = process.description.at("pid");
-  EXPECT_NE(pid, std::to_string(process.nsel_pid));
+  EXPECT_NE(pid, std::to_string(process.result.pid));
   EXPECT_NE(process.description.at("parent_exe").find("nsys"), std::string::npos);
   const fs::path report = reports / (kPolicy + "_2:4_" + pid + ".nsys-rep");
   ASSERT_TRUE(fs::exists(report));
@@ -111,9 +113,10 @@ void expect_profiled(const Launched& process, const fs::path& reports) {
 // Ran bare: nsel replaced itself with the program (same process id), no nsys, no report.
 void expect_bare(const Launched& process, const fs::path& reports) {
   SCOPED_TRACE(process.tag);
-  ASSERT_EQ(process.exit_code, 0);
+  ASSERT_EQ(process.result.exit_code, 0) << process.result.err;
+  EXPECT_EQ(process.result.err, "");  // left out by its rank or node: not a word
   const std::string pid = process.description.at("pid");
-  EXPECT_EQ(pid, std::to_string(process.nsel_pid));
+  EXPECT_EQ(pid, std::to_string(process.result.pid));
   EXPECT_EQ(process.description.at("parent_exe").find("nsys"), std::string::npos);
   EXPECT_EQ(process.description.at("ld_preload"), "");
   for (const std::string& name : names_in(reports)) {
