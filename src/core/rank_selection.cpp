@@ -29,6 +29,24 @@ std::string read_rank(std::string_view digits, long long& rank) {
   return "";
 }
 
+// One rank from what the caller gave, else from the first variable set.
+Identified<long long> find_rank(
+    const std::optional<long long>& given, std::string_view given_source,
+    const std::vector<std::pair<std::string_view, std::string>>& found) {
+  if (given) return {given, std::string(given_source), ""};
+  if (found.empty()) return {};
+  const auto& [name, value] = found.front();
+  Identified<long long> out;
+  out.source = std::string(name);
+  long long rank = 0;
+  if (std::string problem = read_rank(strip(value), rank); !problem.empty()) {
+    out.problem = std::string(name) + "=" + quote(value) + " is " + problem;
+  } else {
+    out.value = rank;
+  }
+  return out;
+}
+
 }  // namespace
 
 RankList RankList::parse(std::string_view value, std::string_view source) {
@@ -100,23 +118,6 @@ long long parse_rank(std::string_view value, std::string_view source) {
   const std::string problem = read_rank(strip(value), rank);
   if (!problem.empty()) throw Error(bad_value(source, value, problem, kRankExpected));
   return rank;
-}
-
-Identified<long long> find_rank(
-    const std::optional<long long>& given, std::string_view given_source,
-    const std::vector<std::pair<std::string_view, std::string>>& found) {
-  if (given) return {given, std::string(given_source), ""};
-  if (found.empty()) return {};
-  const auto& [name, value] = found.front();
-  Identified<long long> out;
-  out.source = std::string(name);
-  long long rank = 0;
-  if (std::string problem = read_rank(strip(value), rank); !problem.empty()) {
-    out.problem = std::string(name) + "=" + quote(value) + " is " + problem;
-  } else {
-    out.value = rank;
-  }
-  return out;
 }
 
 ProcessIdentity identify_process(
