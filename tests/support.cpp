@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -56,7 +57,12 @@ void query(const fs::path& db_path, const std::string& sql, Row row) {
 
 RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               const fs::path& working_directory) {
-  static int counter = 0;
+  return finish(start(argv, env, working_directory));
+}
+
+Started start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+              const fs::path& working_directory) {
+  static std::atomic<int> counter = 0;
   const fs::path out_file = fs::temp_directory_path() / ("nsel-test-" + std::to_string(getpid()) +
                                                          "-" + std::to_string(++counter));
   std::vector<std::string> environment;
@@ -87,11 +93,18 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
   if (!working_directory.empty()) {
     posix_spawn_file_actions_addchdir_np(&actions, working_directory.c_str());
   }
-  RunResult result;
-  const int rc = posix_spawnp(&result.pid, arguments.front().c_str(), &actions, nullptr,
+  Started started{0, out_file};
+  const int rc = posix_spawnp(&started.pid, arguments.front().c_str(), &actions, nullptr,
                               argument_pointers.data(), environment_pointers.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + argv.front());
+  return started;
+}
+
+RunResult finish(const Started& started) {
+  const fs::path& out_file = started.output;
+  RunResult result;
+  result.pid = started.pid;
   int status = 0;
   waitpid(result.pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -22,6 +22,16 @@ struct RunResult {
 RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               const std::filesystem::path& working_directory = {});
 
+// run() in two halves, so that several processes can run at once: start() returns as soon as
+// the process is started, finish() waits for it and collects its exit code and output.
+struct Started {
+  pid_t pid = 0;
+  std::filesystem::path output;  // <output>.out and <output>.err until finish()
+};
+Started start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+              const std::filesystem::path& working_directory = {});
+RunResult finish(const Started& started);
+
 // A fresh empty folder under the system temp folder, removed by the caller.
 std::filesystem::path make_temp_dir(const std::string& label);
 

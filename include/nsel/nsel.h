@@ -28,6 +28,11 @@ void nsel_step_begin(long long step);
  * -1 when the settings are invalid (a one-line message goes to stderr). */
 int nsel_init_worker(const char* worker);
 
+/* The same with this process's rank and node-local rank given by the caller (a driver that
+ * knows each actor's rank): they win over RANK, LOCAL_RANK and the other variables for
+ * NSEL_PROFILE_RANKS and NSEL_PROFILE_LOCAL_RANKS. A negative value means "look it up". */
+int nsel_init_worker_rank(const char* worker, long long rank, long long local_rank);
+
 /* Closes an open capture now (also done automatically at exit). */
 void nsel_finish(void);
 

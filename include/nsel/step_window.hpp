@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nsel {
 
@@ -21,5 +22,14 @@ struct StepWindow {
 // Parses "start:stop" (whitespace around each number allowed). Throws nsel::Error naming
 // `source`, quoting `value` and giving the expected form.
 StepWindow parse_step_window(std::string_view value, std::string_view source = kStepRangeVariable);
+
+// Parses one window or several separated by commas ("2:4,10:12"), increasing and not overlapping
+// (a window may start at the previous one's stop). A value without a comma is exactly
+// parse_step_window, errors included. Throws nsel::Error naming `source`.
+std::vector<StepWindow> parse_step_windows(std::string_view value,
+                                           std::string_view source = kStepRangeVariable);
+
+// "2:4,10:12": the windows as the variable spells them.
+std::string windows_text(const std::vector<StepWindow>& windows);
 
 }  // namespace nsel

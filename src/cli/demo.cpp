@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/identity.hpp"
 #include "nsel/error.hpp"
 #include "nsel/gpu_probe.hpp"
+#include "nsel/plan.hpp"
 #include "nsel/process.hpp"
 #include "nsel/report_layout.hpp"
 #include "nsel/settings.hpp"
@@ -32,12 +34,48 @@ struct DemoOptions {
   int work_ms = 150;
   std::string root;
   bool json = false;
+  int ranks = 0;  // 0: the default layout (two policy ranks)
 };
 
 struct DemoWorker {
   std::string name;
   int rank;
+  bool profiled = false;
+  std::string reason{};
 };
+
+constexpr const char* kDefaultRanks = "0";
+
+// With --ranks and no rank or node filter set, the demo selects rank 0 to show the filter at work.
+void default_rank_filter() {
+  for (std::string_view name : {kRanksVariable, kLocalRanksVariable, kNodesVariable}) {
+    if (!environment(name).value_or("").empty()) return;
+  }
+  std::fprintf(stderr,
+               "nsel demo: --ranks is given and %s is not set; using '%s' (set it to choose "
+               "other ranks)\n",
+               std::string(kRanksVariable).c_str(), kDefaultRanks);
+  setenv(std::string(kRanksVariable).c_str(), kDefaultRanks, 1);
+}
+
+// What `nsel exec` will decide for each worker (it sees RANK and LOCAL_RANK as set below).
+void preview_selection(std::vector<DemoWorker>& workers, const ProfileSettings& settings) {
+  for (DemoWorker& worker : workers) {
+    const std::string rank = std::to_string(worker.rank);
+    const auto lookup = [&](std::string_view name) -> std::optional<std::string> {
+      if (name == "RANK" || name == "LOCAL_RANK") return rank;
+      return environment(name);
+    };
+    PlanRequest request;
+    request.worker = worker.name;
+    request.identity = identify_process(lookup, {}, host_name());
+    const WorkerPlan plan = plan_worker(settings, request);
+    worker.profiled = plan.profile;
+    worker.reason = plan.reason;
+    std::fprintf(stderr, "nsel demo: %s rank %d: %s (%s)\n", worker.name.c_str(), worker.rank,
+                 plan.profile ? "profiled" : "runs bare", plan.reason.c_str());
+  }
+}
 
 struct ListedReport {
   fs::path path;
@@ -93,8 +131,9 @@ Action add_demo(CLI::App& app) {
   auto options = std::make_shared<DemoOptions>();
   CLI::App* demo = app.add_subcommand(
       "demo",
-      "Run a small GRPO-shaped job on this machine: 'dtensor_policy_worker' x2 and\n"
-      "'vllm_generation_worker' x1, each the example worker launched through 'nsel exec'.\n"
+      "Run a small GRPO-shaped job on this machine: 'dtensor_policy_worker' x2 (or x N with\n"
+      "--ranks N) and 'vllm_generation_worker' x1, each the example worker launched through\n"
+      "'nsel exec' with RANK and LOCAL_RANK set.\n"
       "Honours NRL_NSYS_WORKER_PATTERNS and NRL_NSYS_PROFILE_STEP_RANGE; with neither set it\n"
       "uses '*policy*' and '2:4'. Reports land in <root>/session_<time>_<pid>/logs/nsight/\n"
       "(Ray's layout, with a session_latest link), then are listed with the steps they hold.");
@@ -105,6 +144,10 @@ Action add_demo(CLI::App& app) {
   demo->add_option("--root", options->root,
                    "folder for the Ray-style sessions (default: <temp>/nsel-demo)");
   demo->add_flag("--json", options->json, "print the produced reports as one JSON object");
+  demo->add_option("--ranks", options->ranks,
+                   "run N policy ranks (RANK=0..N-1) to show rank selection; without\n"
+                   "NSEL_PROFILE_RANKS (or a local-rank or node filter) only rank 0 is profiled")
+      ->check(CLI::Range(1, 64));
 
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel demo takes no PROGRAM; see 'nsel demo --help'");
@@ -119,6 +162,7 @@ Action add_demo(CLI::App& app) {
       setenv(std::string(kWorkerPatternsVariable).c_str(), kDefaultPatterns, 1);
       setenv(std::string(kStepRangeVariable).c_str(), kDefaultRange, 1);
     }
+    if (options->ranks > 0) default_rank_filter();
     // Fails here, before any folder or process exists, on any bad setting.
     const ProfileSettings settings = ProfileSettings::from_environment(environment);
     const std::string self = self_executable();
@@ -137,10 +181,14 @@ Action add_demo(CLI::App& app) {
     std::fprintf(stderr, "nsel demo: session %s\n", nsight.parent_path().parent_path().c_str());
     std::fprintf(stderr, "nsel demo: %lld steps; patterns %s; window %s\n", options->steps,
                  quote(environment(kWorkerPatternsVariable).value_or("")).c_str(),
-                 settings.window->text().c_str());
+                 windows_text(settings.windows).c_str());
 
-    const std::vector<DemoWorker> workers = {
-        {"dtensor_policy_worker", 0}, {"dtensor_policy_worker", 1}, {"vllm_generation_worker", 0}};
+    std::vector<DemoWorker> workers;
+    for (int rank = 0; rank < (options->ranks > 0 ? options->ranks : 2); ++rank) {
+      workers.push_back({"dtensor_policy_worker", rank});
+    }
+    workers.push_back({"vllm_generation_worker", 0});
+    preview_selection(workers, settings);
     // Resolved once here and passed to every worker, so they all capture the same way.
     const CaptureMode capture = resolve_node_capture_mode(settings.capture);
     const auto start = [&](const DemoWorker& worker) {
@@ -188,8 +236,15 @@ Action add_demo(CLI::App& app) {
       nlohmann::json out = {{"session", nsight.parent_path().parent_path().string()},
                             {"nsight_dir", nsight.string()},
                             {"failed_workers", failures},
+                            {"workers", nlohmann::json::array()},
                             {"reports", nlohmann::json::array()},
                             {"leftovers", nlohmann::json::array()}};
+      for (const DemoWorker& worker : workers) {
+        out["workers"].push_back({{"worker", worker.name},
+                                  {"rank", worker.rank},
+                                  {"profiled", worker.profiled},
+                                  {"reason", worker.reason}});
+      }
       for (const ListedReport& report : listed) {
         nlohmann::json steps = nlohmann::json::array();
         for (const StepRange& s : report.steps) steps.push_back(s.step);
@@ -203,6 +258,14 @@ Action add_demo(CLI::App& app) {
       for (const fs::path& leftover : leftovers) out["leftovers"].push_back(leftover.string());
       std::printf("%s\n", out.dump(2).c_str());
     } else {
+      // Which ranks ran under nsys, when ranks are what the demo shows.
+      if (options->ranks > 0 || settings.ranks || settings.local_ranks || settings.nodes) {
+        std::printf("\nWorkers:\n");
+        for (const DemoWorker& worker : workers) {
+          std::printf("  %-24s rank %-3d %s\n", worker.name.c_str(), worker.rank,
+                      worker.profiled ? "profiled" : "bare (no nsys)");
+        }
+      }
       std::printf("\nReports in %s:\n", nsight.c_str());
       if (listed.empty()) std::printf("  (none: no worker matched the patterns)\n");
       for (const ListedReport& report : listed) {

@@ -1,14 +1,18 @@
 // nsel exec: run one worker process, under nsys when it is selected, bare otherwise.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/identity.hpp"
 #include "nsel/error.hpp"
 #include "nsel/gpu_probe.hpp"
 #include "nsel/plan.hpp"
 #include "nsel/process.hpp"
+#include "nsel/window_reports.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -31,15 +35,20 @@ Action add_exec(CLI::App& app) {
       "process). PROGRAM is the absolute path PATH gives, never another interpreter.\n"
       "PROGRAM's exit code is nsel's. Capture follows the node: the CUDA profiler API with a\n"
       "usable GPU, an NVTX range otherwise (the program's nsel_step() calls agree).\n"
-      "Usage: nsel exec --worker NAME [--output-dir DIR] [--capture MODE] -- PROGRAM [ARGS...]");
+      "NSEL_PROFILE_RANKS, NSEL_PROFILE_LOCAL_RANKS and NSEL_PROFILE_NODES narrow the selection\n"
+      "by rank and node; several windows (NRL_NSYS_PROFILE_STEP_RANGE=2:4,10:12) give one\n"
+      "report per window, DIR/<NAME>_<start>:<stop>_<PID>.nsys-rep, from one nsys session.\n"
+      "Usage: nsel exec --worker NAME [--output-dir DIR] [--capture MODE] [--rank N]\n"
+      "                 [--local-rank N] [--node NAME] -- PROGRAM [ARGS...]");
   exec->add_option("--worker", options->worker, "the worker's name, matched against the patterns")
       ->required();
   exec->add_option("--output-dir", options->output_dir,
                    "folder for the report (created if missing; default: the working directory)");
   exec->add_option("--capture", options->capture,
                    "force the capture mode: auto|cuda|nvtx|none (default: NSEL_CAPTURE or auto)");
+  const auto identity = add_identity_flags(exec);
 
-  return [options](const std::vector<std::string>& program) -> int {
+  return [options, identity](const std::vector<std::string>& program) -> int {
     if (program.empty()) {
       throw Error("missing PROGRAM; expected 'nsel exec --worker NAME -- PROGRAM [ARGS...]'");
     }
@@ -52,7 +61,11 @@ Action add_exec(CLI::App& app) {
     argv.front() = resolve_program(program.front(), environment("PATH").value_or(""), "PROGRAM");
 
     PlanRequest request{options->worker, CaptureMode::nvtx, options->output_dir, argv, "nsys"};
-    if (!plan_worker(settings, request).profile) replace_process(argv);
+    request.identity = identify_this_process(*identity);
+    request.report_tag = "nsel" + std::to_string(getpid());
+    const WorkerPlan selection = plan_worker(settings, request);
+    if (!selection.notice.empty()) std::fprintf(stderr, "%s\n", selection.notice.c_str());
+    if (!selection.profile) replace_process(argv);
 
     const auto nsys = find_nsys();
     if (!nsys) {
@@ -79,6 +92,10 @@ Action add_exec(CLI::App& app) {
     const int code = run_supervised(plan.command, plan.environment, SIGINT, &nsys_pid);
     // nsys is done with its agent once it has exited; a left-over agent can spin a core.
     stop_nsys_agents(nsys_pid);
+    if (plan.repeated_reports) {
+      const auto named = name_window_reports(*plan.repeated_reports, plan.worker, plan.windows);
+      for (const std::string& line : named.messages) std::fprintf(stderr, "%s\n", line.c_str());
+    }
     return code;
   };
 }

@@ -47,7 +47,11 @@ int main(int argc, char** argv) {
       "  NRL_NSYS_PROFILE_STEP_RANGE  start:stop, steps start <= step < stop, 1-based, e.g. 2:4\n"
       "  NRL_NSYS_EXTRA_OPTIONS       JSON object of nsys options over the defaults\n"
       "  NSEL_CAPTURE                 auto|cuda|nvtx|none (auto: CUDA profiler API with a GPU,\n"
-      "                               an NVTX capture range without one)\n\n"
+      "                               an NVTX capture range without one)\n"
+      "  NSEL_PROFILE_RANKS           only these ranks of matched workers, e.g. '0,8-15'\n"
+      "  NSEL_PROFILE_LOCAL_RANKS     only these node-local ranks, e.g. '0'\n"
+      "  NSEL_PROFILE_NODES           only nodes whose host name matches, e.g. 'gpu-0[0-3]'\n"
+      "  (several windows: NRL_NSYS_PROFILE_STEP_RANGE=2:4,10:12, one report per window)\n\n"
       "Start with 'nsel demo', then 'nsel plan WORKER' to see what a worker would get.",
       "nsel"};
   app.set_version_flag("--version", "nsel 0.1.0");

@@ -47,13 +47,18 @@ std::string_view canonical_option_name(std::string_view key) {
   return key;
 }
 
-NsysOptions NsysOptions::contract_defaults(std::string_view worker, const StepWindow& window) {
-  // nsys expands %p, %h and %% in the output name; a literal '%' in a worker name must survive.
-  std::string escaped_worker;
-  for (char c : worker) {
-    escaped_worker += c;
-    if (c == '%') escaped_worker += '%';
+std::string escape_output_name(std::string_view name) {
+  std::string escaped;
+  for (char c : name) {
+    escaped += c;
+    if (c == '%') escaped += '%';
   }
+  return escaped;
+}
+
+NsysOptions NsysOptions::contract_defaults(std::string_view worker, const StepWindow& window) {
+  // A literal '%' in a worker name must survive nsys's expansion.
+  const std::string escaped_worker = escape_output_name(worker);
   NsysOptions options;
   options.entries_ = {
       {"t", "cuda,nvtx"},

@@ -47,6 +47,85 @@ CaptureMode apply_capture(NsysOptions& options, bool user_set_range, CaptureMode
   return CaptureMode::cuda;
 }
 
+// Several windows, one nsys session: one capture range per window, each its own report.
+void plan_windows(WorkerPlan& plan, NsysOptions& options, const NsysOptions& user,
+                  const PlanRequest& request) {
+  const std::string windows = windows_text(plan.windows);
+  if (plan.capture != CaptureMode::none && !user.has("capture-range-end")) {
+    options.set("capture-range-end", "repeat:" + std::to_string(plan.windows.size()));
+  }
+  const bool repeats = plan.capture != CaptureMode::none &&
+                       options.get("capture-range-end").value_or("").starts_with("repeat");
+  if (user.has("o")) return;  // the user's own name: nsys's numbering stays as it is
+  if (!repeats) {
+    // One report for the whole process (no capture range, or one the user ends differently):
+    // named for the span it covers, so the contract's name still parses.
+    const StepWindow span{plan.windows.front().start, plan.windows.back().stop};
+    options.set("o", escape_output_name(request.worker) + "_" + span.text() + "_%p");
+    return;
+  }
+  RepeatedReports repeated;
+  repeated.directory = request.output_dir;
+  repeated.stem = request.worker + "_" + windows + "_";
+  if (!request.report_tag.empty()) repeated.tag = "." + request.report_tag;
+  options.set("o", escape_output_name(repeated.stem) + "%p" + escape_output_name(repeated.tag));
+  plan.repeated_reports = repeated;
+}
+
+// Whether the process passes NSEL_PROFILE_NODES, NSEL_PROFILE_RANKS and
+// NSEL_PROFILE_LOCAL_RANKS, and why (for a selected one, what to add to the reason).
+struct Filtered {
+  bool selected = true;
+  bool unknown = false;  // left out because its node or rank could not be found
+  std::string reason;
+};
+
+Filtered check_rank(const std::optional<RankList>& list, std::string_view variable,
+                    const Identified<long long>& rank, std::string_view what, bool local) {
+  Filtered out;
+  if (!list) return out;
+  const std::string setting = std::string(variable) + "=" + quote(list->text());
+  if (!rank.value) {
+    out.selected = false;
+    out.unknown = true;
+    out.reason = setting + " is set but the " + std::string(what) + " is unknown: " +
+                 (rank.problem.empty()
+                      ? "none of " + rank_variables_text(local) + " is set and none was given"
+                      : rank.problem);
+    return out;
+  }
+  const std::string described =
+      std::string(what) + " " + std::to_string(*rank.value) + " (from " + rank.source + ")";
+  out.selected = list->contains(*rank.value);
+  out.reason =
+      out.selected ? "; " + described + " is in " + setting : described + " is not in " + setting;
+  return out;
+}
+
+Filtered apply_filters(const ProfileSettings& settings, const ProcessIdentity& identity) {
+  Filtered all;
+  if (settings.nodes) {
+    const std::string variable(kNodesVariable);
+    if (!identity.node.value) {
+      return {false, true,
+              variable + " is set but the node is unknown: no host name and none was given"};
+    }
+    const std::string node = *identity.node.value;
+    const auto pattern = settings.nodes->first_match(node);
+    const std::string described = "node " + quote(node) + " (from " + identity.node.source + ")";
+    if (!pattern) return {false, false, described + " matches no pattern of " + variable};
+    all.reason += "; " + described + " matches " + variable + " pattern " + quote(*pattern);
+  }
+  for (const Filtered& one :
+       {check_rank(settings.ranks, kRanksVariable, identity.rank, "rank", false),
+        check_rank(settings.local_ranks, kLocalRanksVariable, identity.local_rank, "local rank",
+                   true)}) {
+    if (!one.selected) return one;
+    all.reason += one.reason;
+  }
+  return all;
+}
+
 }  // namespace
 
 std::string WorkerPlan::log_line() const {
@@ -58,28 +137,38 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
   WorkerPlan plan;
   plan.worker = request.worker;
   plan.window = settings.window;
+  plan.windows = settings.windows;
+  plan.identity = request.identity;
+  plan.command = request.program;
   if (!settings.enabled()) {
     plan.reason = "profiling is off: " + std::string(kWorkerPatternsVariable) + " and " +
                   std::string(kStepRangeVariable) + " are not set";
-    plan.command = request.program;
     return plan;
   }
   plan.pattern = settings.patterns->first_match(request.worker);
   if (!plan.pattern) {
     plan.reason = "no pattern of " + std::string(kWorkerPatternsVariable) + " matches";
-    plan.command = request.program;
+    return plan;
+  }
+  const Filtered filtered = apply_filters(settings, request.identity);
+  if (!filtered.selected) {
+    plan.reason = filtered.reason;
+    if (filtered.unknown) {
+      plan.notice = "nsel: warning: worker " + quote(request.worker) + " matched pattern " +
+                    quote(*plan.pattern) + " but is not profiled: " + filtered.reason;
+    }
     return plan;
   }
   plan.profile = true;
-  plan.reason = "matched pattern " + quote(*plan.pattern);
+  plan.reason = "matched pattern " + quote(*plan.pattern) + filtered.reason;
 
   NsysOptions options = NsysOptions::contract_defaults(request.worker, *settings.window);
   if (settings.extra_options) options.merge_json(*settings.extra_options, kExtraOptionsVariable);
-  bool user_set_range = false;
-  if (settings.extra_options) {
-    NsysOptions user;
-    user.merge_json(*settings.extra_options, kExtraOptionsVariable);
-    user_set_range = user.has("capture-range");
+  NsysOptions user;
+  if (settings.extra_options) user.merge_json(*settings.extra_options, kExtraOptionsVariable);
+  plan.capture = apply_capture(options, user.has("capture-range"), request.node_capture);
+  if (settings.windows.size() > 1) {
+    plan_windows(plan, options, user, request);
   }
   if (auto output = options.get("o");
       output && !request.output_dir.empty() && !is_absolute(*output)) {
@@ -87,7 +176,6 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
     if (dir.back() != '/') dir += '/';
     options.set("o", dir + *output);
   }
-  plan.capture = apply_capture(options, user_set_range, request.node_capture);
   plan.options = options;
 
   plan.command = {request.nsys, "profile"};
@@ -95,7 +183,8 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
   for (const std::string& argument : request.program) plan.command.push_back(argument);
   plan.environment.push_back(std::string(kStepCaptureVariable) + "=" +
                              std::string(to_string(plan.capture)));
-  plan.environment.push_back(std::string(kStepRangeVariable) + "=" + settings.window->text());
+  plan.environment.push_back(std::string(kStepRangeVariable) + "=" +
+                             windows_text(settings.windows));
   return plan;
 }
 

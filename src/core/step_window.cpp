@@ -9,6 +9,15 @@ namespace {
 
 constexpr std::string_view kExpected =
     "'start:stop' with whole numbers 1 <= start < stop, for example '2:4' (steps 2 and 3)";
+constexpr std::string_view kListExpected =
+    "comma-separated 'start:stop' windows with whole numbers 1 <= start < stop, each starting at "
+    "or after the previous one's stop, for example '2:4,10:12' (steps 2, 3, 10 and 11)";
+
+// Why `text` is not a window (the `problem` part of the message), or nothing when it is one.
+struct WindowParse {
+  StepWindow window;
+  std::string problem;
+};
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -20,27 +29,44 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-long long parse_number(std::string_view text, std::string_view what, std::string_view source,
-                       std::string_view value) {
+// Sets `number`, or returns why `text` is not a whole number.
+std::string parse_number(std::string_view text, std::string_view what, long long& number) {
   const std::string_view digits = trim(text);
-  if (digits.empty()) {
-    throw Error(bad_value(source, value, std::string(what) + " is missing", kExpected));
-  }
-  long long number = 0;
+  if (digits.empty()) return std::string(what) + " is missing";
   const char* first = digits.data();
   if (*first == '+') ++first;  // Python's int() accepts a leading '+'
   const char* last = digits.data() + digits.size();
   auto [end, ec] = std::from_chars(first, last, number);
   if (ec == std::errc::result_out_of_range) {
-    throw Error(bad_value(source, value, std::string(what) + " " + quote(digits) + " is too large",
-                          kExpected));
+    return std::string(what) + " " + quote(digits) + " is too large";
   }
   if (ec != std::errc() || end != last || first == last) {
-    throw Error(bad_value(source, value,
-                          std::string(what) + " " + quote(digits) + " is not a whole number",
-                          kExpected));
+    return std::string(what) + " " + quote(digits) + " is not a whole number";
   }
-  return number;
+  return "";
+}
+
+WindowParse parse_window(std::string_view text) {
+  WindowParse out;
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    out.problem = "missing ':' between start and stop";
+    return out;
+  }
+  if (text.find(':', colon + 1) != std::string_view::npos) {
+    out.problem = "more than one ':'";
+    return out;
+  }
+  out.problem = parse_number(text.substr(0, colon), "start", out.window.start);
+  if (out.problem.empty())
+    out.problem = parse_number(text.substr(colon + 1), "stop", out.window.stop);
+  if (!out.problem.empty()) return out;
+  if (out.window.start < 1) {
+    out.problem = "start must be >= 1 (steps are 1-based)";
+  } else if (out.window.stop <= out.window.start) {
+    out.problem = "empty range (stop must be greater than start; stop is exclusive)";
+  }
+  return out;
 }
 
 }  // namespace
@@ -50,25 +76,49 @@ std::string StepWindow::text() const {
 }
 
 StepWindow parse_step_window(std::string_view value, std::string_view source) {
-  const size_t colon = value.find(':');
-  if (colon == std::string_view::npos) {
-    throw Error(bad_value(source, value, "missing ':' between start and stop", kExpected));
+  WindowParse parsed = parse_window(value);
+  if (!parsed.problem.empty()) throw Error(bad_value(source, value, parsed.problem, kExpected));
+  return parsed.window;
+}
+
+std::vector<StepWindow> parse_step_windows(std::string_view value, std::string_view source) {
+  if (value.find(',') == std::string_view::npos) return {parse_step_window(value, source)};
+  std::vector<StepWindow> windows;
+  size_t begin = 0;
+  while (begin <= value.size()) {
+    size_t comma = value.find(',', begin);
+    if (comma == std::string_view::npos) comma = value.size();
+    const std::string_view item = value.substr(begin, comma - begin);
+    const std::string which = "window " + std::to_string(windows.size() + 1);
+    if (trim(item).empty()) {
+      throw Error(bad_value(source, value, which + " is empty", kListExpected));
+    }
+    WindowParse parsed = parse_window(item);
+    if (!parsed.problem.empty()) {
+      throw Error(bad_value(source, value, which + " " + quote(trim(item)) + ": " + parsed.problem,
+                            kListExpected));
+    }
+    if (!windows.empty() && parsed.window.start < windows.back().stop) {
+      throw Error(bad_value(source, value,
+                            which + " " + quote(trim(item)) + " starts before window " +
+                                std::to_string(windows.size()) + " " +
+                                quote(windows.back().text()) +
+                                " stops (windows must be increasing and must not overlap)",
+                            kListExpected));
+    }
+    windows.push_back(parsed.window);
+    begin = comma + 1;
   }
-  if (value.find(':', colon + 1) != std::string_view::npos) {
-    throw Error(bad_value(source, value, "more than one ':'", kExpected));
+  return windows;
+}
+
+std::string windows_text(const std::vector<StepWindow>& windows) {
+  std::string out;
+  for (const StepWindow& window : windows) {
+    if (!out.empty()) out += ',';
+    out += window.text();
   }
-  StepWindow window;
-  window.start = parse_number(value.substr(0, colon), "start", source, value);
-  window.stop = parse_number(value.substr(colon + 1), "stop", source, value);
-  if (window.start < 1) {
-    throw Error(bad_value(source, value, "start must be >= 1 (steps are 1-based)", kExpected));
-  }
-  if (window.stop <= window.start) {
-    throw Error(bad_value(source, value,
-                          "empty range (stop must be greater than start; stop is exclusive)",
-                          kExpected));
-  }
-  return window;
+  return out;
 }
 
 }  // namespace nsel

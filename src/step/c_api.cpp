@@ -1,4 +1,6 @@
 // The process-wide step controller behind the C ABI of nsel/nsel.h.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -43,8 +45,8 @@ void finish_at_exit() {
 }
 
 // Installs a controller; the caller holds the mutex.
-void install(StepWindow window, CaptureMode mode) {
-  controller().emplace(window, make_capture_backend(mode));
+void install(std::vector<StepWindow> windows, CaptureMode mode) {
+  controller().emplace(std::move(windows), make_capture_backend(mode));
   static bool exit_handler = (std::atexit(finish_at_exit), true);
   (void)exit_handler;
   set_active(true);
@@ -62,15 +64,41 @@ __attribute__((constructor)) void init_from_launcher() {
       throw Error(std::string(kStepCaptureVariable) + " is set but " +
                   std::string(kStepRangeVariable) + " is not");
     }
-    const StepWindow window = parse_step_window(*range, kStepRangeVariable);
+    std::vector<StepWindow> windows = parse_step_windows(*range, kStepRangeVariable);
     std::lock_guard lock(controller_mutex());
-    install(window, mode);
+    install(std::move(windows), mode);
   } catch (const Error& e) {
     std::fprintf(stderr, "nsel: warning: step control disabled: %s\n", e.what());
   }
 }
 
+std::string this_host_name() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
 }  // namespace
+
+int init_worker(std::string_view worker, const IdentityOverrides& identity) {
+  try {
+    const auto settings = ProfileSettings::from_environment(environment);
+    PlanRequest request;
+    request.worker = std::string(worker);
+    request.identity = identify_process(environment, identity, this_host_name());
+    const WorkerPlan plan = plan_worker(settings, request);
+    if (!plan.notice.empty()) std::fprintf(stderr, "%s\n", plan.notice.c_str());
+    if (!plan.profile) return 0;
+    std::fprintf(stderr, "%s\n", plan.log_line().c_str());
+    std::lock_guard lock(controller_mutex());
+    if (!controller()) install(settings.windows, settings.capture);
+    return 1;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "nsel: error: %s\n", e.what());
+    return -1;
+  }
+}
+
 }  // namespace nsel
 
 extern "C" {
@@ -87,20 +115,15 @@ void nsel_step_begin(long long step) {
 
 int nsel_init_worker(const char* worker) {
   if (worker == nullptr) return -1;
-  try {
-    const auto settings = nsel::ProfileSettings::from_environment(nsel::environment);
-    nsel::PlanRequest request;
-    request.worker = worker;
-    const nsel::WorkerPlan plan = nsel::plan_worker(settings, request);
-    if (!plan.profile) return 0;
-    std::fprintf(stderr, "%s\n", plan.log_line().c_str());
-    std::lock_guard lock(nsel::controller_mutex());
-    if (!nsel::controller()) nsel::install(*settings.window, settings.capture);
-    return 1;
-  } catch (const nsel::Error& e) {
-    std::fprintf(stderr, "nsel: error: %s\n", e.what());
-    return -1;
-  }
+  return nsel::init_worker(worker, {});
+}
+
+int nsel_init_worker_rank(const char* worker, long long rank, long long local_rank) {
+  if (worker == nullptr) return -1;
+  nsel::IdentityOverrides identity;
+  if (rank >= 0) identity.rank = rank;
+  if (local_rank >= 0) identity.local_rank = local_rank;
+  return nsel::init_worker(worker, identity);
 }
 
 void nsel_finish(void) {

@@ -1,0 +1,32 @@
+// The --rank, --local-rank and --node flags that `exec` and `plan` share, and this process's
+// identity (rank, local rank, node) from them, the environment and the host name.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "nsel/rank_selection.hpp"
+
+namespace nsel::cli {
+
+struct IdentityFlags {
+  std::string rank;
+  std::string local_rank;
+  std::string node;
+  CLI::Option* rank_option = nullptr;
+  CLI::Option* local_rank_option = nullptr;
+  CLI::Option* node_option = nullptr;
+};
+
+// Adds the three flags to `command`; their values are read once parsing is done.
+std::shared_ptr<IdentityFlags> add_identity_flags(CLI::App* command);
+
+// The flags first (a bad value throws nsel::Error naming the flag), then RANK, SLURM_PROCID, ...,
+// LOCAL_RANK, ..., and this machine's host name.
+ProcessIdentity identify_this_process(const IdentityFlags& flags);
+
+// This machine's host name ("" when unknown).
+std::string host_name();
+
+}  // namespace nsel::cli
