@@ -1,0 +1,222 @@
+#include "analyze/duration_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "nsel/error.hpp"
+
+namespace nsel::analyze {
+namespace {
+
+constexpr std::size_t kBufferRecords = 1 << 16;  // 1 MiB in memory, the rest on disk
+constexpr std::int64_t kBuckets = 4096;          // histogram width of one narrowing pass
+constexpr long long kCollectAtMost = 1 << 15;    // few enough to keep and select directly
+constexpr std::size_t kPassBudgetBytes = 32u << 20;
+
+// One order statistic still to find: the value of rank `rank` among the group's values that
+// lie in [lo, hi]; `in_range` of them do.
+struct Target {
+  std::uint32_t group = 0;
+  long long rank = 0;
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+  long long in_range = 0;
+  bool resolved = false;
+  std::int64_t value = 0;
+  // Work of the current pass.
+  bool collect = false;
+  std::int64_t width = 1;
+  std::vector<std::uint32_t> histogram;
+  std::vector<std::int64_t> kept;
+
+  std::size_t pass_bytes() const {
+    return in_range <= kCollectAtMost ? static_cast<std::size_t>(in_range) * 8
+                                      : static_cast<std::size_t>(kBuckets) * 4;
+  }
+};
+
+}  // namespace
+
+GroupedDurations::GroupedDurations() {
+  buffer_.reserve(kBufferRecords);
+}
+
+GroupedDurations::~GroupedDurations() {
+  if (spill_file_ != nullptr) std::fclose(spill_file_);
+}
+
+void GroupedDurations::add(std::uint32_t key, std::int64_t duration) {
+  if (key >= by_key_.size()) by_key_.resize(key + 1);
+  Accumulator& a = by_key_[key];
+  if (a.count == 0) {
+    a.min = a.max = duration;
+  } else {
+    a.min = std::min<long long>(a.min, duration);
+    a.max = std::max<long long>(a.max, duration);
+  }
+  ++a.count;
+  a.total += duration;
+  const double delta = static_cast<double>(duration) - a.mean;
+  a.mean += delta / static_cast<double>(a.count);
+  a.m2 += delta * (static_cast<double>(duration) - a.mean);
+  buffer_.push_back({duration, key});
+  if (buffer_.size() == kBufferRecords) spill();
+}
+
+void GroupedDurations::spill() {
+  if (spill_file_ == nullptr) {
+    spill_file_ = std::tmpfile();  // unlinked: nothing is left behind, whatever happens
+    if (spill_file_ == nullptr) throw Error("cannot create a temporary file for summaries", 1);
+  }
+  if (std::fwrite(buffer_.data(), sizeof(Record), buffer_.size(), spill_file_) != buffer_.size()) {
+    throw Error("cannot write a temporary file for summaries (disk full?)", 1);
+  }
+  spilled_ += static_cast<long long>(buffer_.size());
+  buffer_.clear();
+}
+
+template <typename Visit>
+void GroupedDurations::for_each_record(Visit visit) {
+  if (spill_file_ != nullptr) {
+    std::rewind(spill_file_);
+    std::vector<Record> chunk(kBufferRecords);
+    long long left = spilled_;
+    while (left > 0) {
+      const std::size_t want =
+          static_cast<std::size_t>(std::min<long long>(left, static_cast<long long>(chunk.size())));
+      if (std::fread(chunk.data(), sizeof(Record), want, spill_file_) != want) {
+        throw Error("cannot read back a temporary file for summaries", 1);
+      }
+      for (std::size_t i = 0; i < want; ++i) visit(chunk[i]);
+      left -= static_cast<long long>(want);
+    }
+  }
+  for (const Record& r : buffer_) visit(r);
+}
+
+std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint32_t>& group_of_key,
+                                                    std::size_t group_count) {
+  std::vector<Accumulator> groups(group_count);
+  for (std::size_t key = 0; key < by_key_.size(); ++key) {
+    const Accumulator& b = by_key_[key];
+    if (b.count == 0) continue;
+    Accumulator& a = groups.at(group_of_key.at(key));
+    if (a.count == 0) {
+      a = b;
+      continue;
+    }
+    // Chan et al.'s merge of two Welford accumulators.
+    const double n = static_cast<double>(a.count + b.count);
+    const double delta = b.mean - a.mean;
+    a.m2 += b.m2 + delta * delta * static_cast<double>(a.count) * static_cast<double>(b.count) / n;
+    a.mean += delta * static_cast<double>(b.count) / n;
+    a.count += b.count;
+    a.total += b.total;
+    a.min = std::min(a.min, b.min);
+    a.max = std::max(a.max, b.max);
+  }
+
+  // Two order statistics per group: ranks (n-1)/2 and n/2, equal for an odd count.
+  std::vector<Target> targets;
+  std::vector<std::vector<std::size_t>> targets_of_group(group_count);
+  for (std::uint32_t g = 0; g < group_count; ++g) {
+    const Accumulator& a = groups[g];
+    if (a.count == 0) continue;
+    for (long long rank : {(a.count - 1) / 2, a.count / 2}) {
+      Target t;
+      t.group = g;
+      t.rank = rank;
+      t.lo = a.min;
+      t.hi = a.max;
+      t.in_range = a.count;
+      t.resolved = a.min == a.max;
+      t.value = a.min;
+      targets_of_group[g].push_back(targets.size());
+      targets.push_back(std::move(t));
+    }
+  }
+
+  // Each pass narrows every target it takes by kBuckets, or keeps its few candidates outright.
+  std::vector<std::size_t> active;
+  std::vector<char> in_pass(targets.size(), 0);
+  for (;;) {
+    active.clear();
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      Target& t = targets[i];
+      in_pass[i] = 0;
+      if (t.resolved) continue;
+      if (!active.empty() && bytes + t.pass_bytes() > kPassBudgetBytes) continue;
+      bytes += t.pass_bytes();
+      t.collect = t.in_range <= kCollectAtMost;
+      if (t.collect) {
+        t.kept.clear();
+        t.kept.reserve(static_cast<std::size_t>(t.in_range));
+      } else {
+        // The span fits in 64 bits: durations are differences of non-negative timestamps.
+        const auto span = static_cast<std::uint64_t>(t.hi) - static_cast<std::uint64_t>(t.lo) + 1;
+        t.width = static_cast<std::int64_t>((span + kBuckets - 1) / kBuckets);
+        t.histogram.assign(static_cast<std::size_t>(kBuckets), 0);
+      }
+      in_pass[i] = 1;
+      active.push_back(i);
+    }
+    if (active.empty()) break;
+    for_each_record([&](const Record& r) {
+      for (std::size_t i : targets_of_group[group_of_key[r.key]]) {
+        if (!in_pass[i]) continue;
+        Target& t = targets[i];
+        if (r.value < t.lo || r.value > t.hi) continue;
+        if (t.collect) {
+          t.kept.push_back(r.value);
+        } else {
+          ++t.histogram[static_cast<std::size_t>((r.value - t.lo) / t.width)];
+        }
+      }
+    });
+    for (std::size_t i : active) {
+      Target& t = targets[i];
+      if (t.collect) {
+        auto nth = t.kept.begin() + t.rank;
+        std::nth_element(t.kept.begin(), nth, t.kept.end());
+        t.value = *nth;
+        t.resolved = true;
+        std::vector<std::int64_t>().swap(t.kept);
+        continue;
+      }
+      long long below = 0;
+      std::size_t bucket = 0;
+      while (below + t.histogram[bucket] <= t.rank) below += t.histogram[bucket++];
+      t.rank -= below;
+      t.in_range = t.histogram[bucket];
+      t.lo += static_cast<std::int64_t>(bucket) * t.width;
+      t.hi = std::min(t.hi, t.lo + t.width - 1);
+      t.resolved = t.lo == t.hi;
+      t.value = t.lo;
+      std::vector<std::uint32_t>().swap(t.histogram);
+    }
+  }
+
+  std::vector<DurationStats> out(group_count);
+  for (std::uint32_t g = 0; g < group_count; ++g) {
+    const Accumulator& a = groups[g];
+    DurationStats& s = out[g];
+    s.count = a.count;
+    if (a.count == 0) continue;
+    s.total = a.total;
+    s.min = a.min;
+    s.max = a.max;
+    // SQLite's avg(): the sum as a double over the count.
+    s.mean = static_cast<double>(a.total) / static_cast<double>(a.count);
+    s.stddev = a.count > 1 ? std::sqrt(a.m2 / static_cast<double>(a.count - 1)) : 0.0;
+    const auto& mine = targets_of_group[g];
+    s.median = (static_cast<double>(targets[mine[0]].value) +
+                static_cast<double>(targets[mine[1]].value)) /
+               2.0;
+  }
+  return out;
+}
+
+}  // namespace nsel::analyze
