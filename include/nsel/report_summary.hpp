@@ -40,8 +40,8 @@ double round_like_sqlite(double value, int digits);
 class StepNamePattern {
  public:
   // Throws nsel::Error naming `source` unless `pattern` holds "{n}" exactly once.
-  explicit StepNamePattern(std::string_view pattern = "step {n}",
-                           std::string_view source = "--step-name");
+  explicit StepNamePattern(std::string_view pattern, std::string_view source = "--step-name");
+  StepNamePattern() : StepNamePattern("step {n}") {}
   // The step number a range name stands for, or nullopt.
   std::optional<long long> match(std::string_view name) const;
   const std::string& text() const { return text_; }
