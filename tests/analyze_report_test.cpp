@@ -228,9 +228,9 @@ TEST(Summary, MissingTablesMeanNoDataAndRowsOutOfOrderAreSorted) {
   ASSERT_EQ(s.steps.size(), 1u);
   EXPECT_EQ(s.steps[0].duration_ns(), 200);
   ASSERT_EQ(s.steps[0].shares.size(), 2u);
-  EXPECT_EQ(s.steps[0].shares[0].range, "backward");
+  EXPECT_EQ(s.steps[0].shares[0].range, "forward");
   EXPECT_EQ(s.steps[0].shares[0].ns, 80);
-  EXPECT_EQ(s.steps[0].shares[1].range, "forward");
+  EXPECT_EQ(s.steps[0].shares[1].range, "backward");
   EXPECT_EQ(s.steps[0].shares[1].ns, 80);
   ASSERT_EQ(s.nvtx.size(), 5u);
   EXPECT_EQ(s.nvtx[0].name, "step 1");

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   long long steps = 4;
   long long ranges = 20;
   long long work_us = 2000;
-  long long slow_step = 0;  // this step's forward phase takes three times longer
+  long long slow_step = 0;  // this step's forward phase takes ten times longer
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--steps") {
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   for (long long step = 1; step <= steps; ++step) {
     const std::string name = "step " + std::to_string(step);
     nvtxRangePushA(name.c_str());
-    const long long forward_us = step == slow_step ? 3 * work_us : work_us;
+    const long long forward_us = step == slow_step ? 10 * work_us : work_us;
     nvtxRangePushA("forward");
     sink += spin(std::chrono::microseconds(forward_us));
     for (long long r = 0; r < ranges / 2; ++r) {

@@ -24,6 +24,8 @@ struct ExportSettings {
   std::string nsys;                 // absolute path of nsys
   std::filesystem::path cache_dir;  // used when the report's own folder is read-only
   CommandRunner run;
+  // Told just before nsys starts on a report (for progress); may be empty.
+  std::function<void(const std::filesystem::path& report)> exporting;
 };
 
 struct ExportResult {

@@ -109,6 +109,7 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
   const fs::path temporary =
       target.parent_path() / (target.stem().string() + kTemporaryMark + std::to_string(getpid()) +
                               "-" + std::to_string(++counter) + ".sqlite");
+  if (settings.exporting) settings.exporting(report);
   const int code = settings.run({settings.nsys, "export", "--type", "sqlite", "--force-overwrite",
                                  "true", "--output", temporary.string(), report.string()});
   if (code != 0 || !fs::exists(temporary, ec)) {

@@ -146,7 +146,7 @@ void timeline(std::ostringstream& out, const ReportSet& set) {
           << "' height='" << kBar << "'><title>" << escape(label) << ", step " << s.step << ": "
           << ms(d) << " ms (median " << number(s.median_ns / 1e6, 3) << " ms)"
           << (straggler ? ", straggler" : "") << "</title></rect>";
-      // The step's top-level ranges, side by side in order of their share.
+      // The step's top-level ranges, side by side in the order they first appear.
       const auto found = own.find(s.step);
       if (found != own.end()) {
         double sx = x[i];

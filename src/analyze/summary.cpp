@@ -456,11 +456,18 @@ ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOpti
       step.step = found.step;
       step.start_ns = found.start;
       step.end_ns = *found.end;
-      std::map<std::string, long long> by_name;  // keys of equal names (threads) add up
-      for (const auto& [key, ns] : found.shares) by_name[scan.name_of_key[key]] += ns;
-      for (const auto& [name, ns] : by_name) step.shares.push_back({name, ns});
-      std::stable_sort(step.shares.begin(), step.shares.end(),
-                       [](const RangeShare& a, const RangeShare& b) { return a.ns > b.ns; });
+      // Keys number names in the order they first appear, so this keeps the step's own order
+      // (forward, backward, optimizer); keys of equal names add up.
+      for (const auto& [key, ns] : found.shares) {
+        const std::string& name = scan.name_of_key[key];
+        const auto same = std::find_if(step.shares.begin(), step.shares.end(),
+                                       [&](const RangeShare& r) { return r.range == name; });
+        if (same == step.shares.end()) {
+          step.shares.push_back({name, ns});
+        } else {
+          same->ns += ns;
+        }
+      }
       summary.steps.push_back(std::move(step));
     }
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -52,22 +53,16 @@ class Progress {
       : total_(total), quiet_(quiet), terminal_(isatty(STDERR_FILENO) == 1) {}
   void exporting(const fs::path& report) {
     std::lock_guard<std::mutex> lock(mutex_);
-    ++exporting_;
+    exporting_.insert(report);
     if (!quiet_ && !terminal_) {
       std::fprintf(stderr, "nsel report: exporting %s\n", report.c_str());
     }
     redraw();
   }
-  void done(bool exported) {
+  void done(const fs::path& report) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++done_;
-    if (exported) --exporting_;
-    redraw();
-  }
-  void failed(const std::string& message) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (terminal_ && !quiet_) std::fputs("\r\033[K", stderr);
-    std::fprintf(stderr, "nsel: %s\n", message.c_str());
+    exporting_.erase(report);
     redraw();
   }
   void finish() {
@@ -79,13 +74,13 @@ class Progress {
   void redraw() {
     if (quiet_ || !terminal_) return;
     std::fprintf(stderr, "\r\033[Knsel report: %zu/%zu reports read", done_, total_);
-    if (exporting_ > 0) std::fprintf(stderr, " (%zu exporting)", exporting_);
+    if (!exporting_.empty()) std::fprintf(stderr, " (%zu exporting)", exporting_.size());
     std::fflush(stderr);
   }
   std::mutex mutex_;
   std::size_t total_;
   std::size_t done_ = 0;
-  std::size_t exporting_ = 0;
+  std::set<fs::path> exporting_;
   bool quiet_;
   bool terminal_;
 };
@@ -120,32 +115,28 @@ int run_report(const ReportOptions& options) {
     }
     export_settings.nsys = *nsys;
   }
+  Progress progress(reports.size(), options.quiet);
+  export_settings.exporting = [&progress](const fs::path& report) { progress.exporting(report); };
   export_settings.run = [](const std::vector<std::string>& argv) {
     return wait_exit_code(spawn_process(argv, {}, "", ChildOutput::discard));
   };
 
   std::vector<std::optional<ProcessSummary>> summaries(reports.size());
   std::vector<std::optional<std::string>> errors(reports.size());
-  Progress progress(reports.size(), options.quiet);
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < reports.size(); i = next++) {
       const fs::path& report = reports[i];
-      bool exported = false;
       try {
-        const bool will_export = report.extension() != ".sqlite";
-        if (will_export) progress.exporting(report);
-        exported = will_export;
         const ExportResult export_file = ensure_export(report, export_settings);
         ProcessSummary summary = summarize_export(export_file.file, summary_options);
         summary.identity = identify_report(report);
         summary.report = report;
         summaries[i] = std::move(summary);
-        progress.done(exported);
+        progress.done(report);
       } catch (const std::exception& e) {
         errors[i] = e.what();
-        progress.done(exported);
-        progress.failed(e.what());
+        progress.done(report);
       }
     }
   };
@@ -161,7 +152,11 @@ int run_report(const ReportOptions& options) {
   ReportSet set;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (summaries[i]) set.processes.push_back(std::move(*summaries[i]));
-    if (errors[i]) set.failures.push_back({reports[i], *errors[i]});
+    if (errors[i]) {
+      // One line per unreadable report, in the reports' order, whatever finished first.
+      std::fprintf(stderr, "nsel: %s\n", errors[i]->c_str());
+      set.failures.push_back({reports[i], *errors[i]});
+    }
   }
   std::stable_sort(set.processes.begin(), set.processes.end(),
                    [](const ProcessSummary& a, const ProcessSummary& b) {
