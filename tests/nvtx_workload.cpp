@@ -5,6 +5,7 @@
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
   std::thread loader([&] {
     while (__atomic_load_n(&loading, __ATOMIC_ACQUIRE)) {
       nvtxRangePushA("load batch");
-      usleep(static_cast<useconds_t>(work_us));
+      usleep(static_cast<useconds_t>(std::max(work_us, 1000LL)));  // never a busy loop
       nvtxRangePop();
     }
   });

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include "nsel/error.hpp"
 
@@ -11,8 +12,30 @@ namespace nsel::analyze {
 namespace {
 
 constexpr std::size_t kBufferRecords = 1 << 16;  // 1 MiB in memory, the rest on disk
-constexpr std::int64_t kBuckets = 4096;          // histogram width of one narrowing pass
-constexpr long long kCollectAtMost = 1 << 15;    // few enough to keep and select directly
+constexpr std::int64_t kBuckets = 4096;          // histogram width of a linear pass
+constexpr int kMantissaBits = 8;
+constexpr std::int64_t kMantissa = 1 << kMantissaBits;
+constexpr std::int64_t kLogBuckets = kMantissa * (64 - kMantissaBits + 1);
+
+// Log-linear buckets over an offset d >= 0: exact below 256, then 256 buckets per power of
+// two. Durations cluster near their minimum, so the first pass usually pins the median to a
+// bucket of width 1 (or a narrow one) at once.
+std::size_t log_bucket(std::uint64_t d) {
+  if (d < static_cast<std::uint64_t>(kMantissa)) return static_cast<std::size_t>(d);
+  const int exponent = 63 - __builtin_clzll(d);
+  const int shift = exponent - kMantissaBits;
+  return static_cast<std::size_t>(kMantissa + shift * kMantissa +
+                                  static_cast<std::int64_t>((d >> shift) & (kMantissa - 1)));
+}
+// The first offset of a bucket and its width.
+std::pair<std::uint64_t, std::uint64_t> log_bucket_span(std::size_t bucket) {
+  const auto b = static_cast<std::uint64_t>(bucket);
+  if (b < static_cast<std::uint64_t>(kMantissa)) return {b, 1};
+  const std::uint64_t shift = (b - kMantissa) / kMantissa;
+  const std::uint64_t mantissa = (b - kMantissa) % kMantissa;
+  return {(static_cast<std::uint64_t>(kMantissa) + mantissa) << shift, std::uint64_t{1} << shift};
+}
+constexpr long long kCollectAtMost = 1 << 15;  // few enough to keep and select directly
 constexpr std::size_t kPassBudgetBytes = 32u << 20;
 
 // One order statistic still to find: the value of rank `rank` among the group's values that
@@ -27,13 +50,14 @@ struct Target {
   std::int64_t value = 0;
   // Work of the current pass.
   bool collect = false;
+  bool logarithmic = true;  // the first pass; later ones are linear
   std::int64_t width = 1;
   std::vector<std::uint32_t> histogram;
   std::vector<std::int64_t> kept;
 
   std::size_t pass_bytes() const {
-    return in_range <= kCollectAtMost ? static_cast<std::size_t>(in_range) * 8
-                                      : static_cast<std::size_t>(kBuckets) * 4;
+    if (in_range <= kCollectAtMost) return static_cast<std::size_t>(in_range) * 8;
+    return static_cast<std::size_t>(logarithmic ? kLogBuckets : kBuckets) * 4;
   }
 };
 
@@ -154,6 +178,8 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint3
       if (t.collect) {
         t.kept.clear();
         t.kept.reserve(static_cast<std::size_t>(t.in_range));
+      } else if (t.logarithmic) {
+        t.histogram.assign(static_cast<std::size_t>(kLogBuckets), 0);
       } else {
         // The span fits in 64 bits: durations are differences of non-negative timestamps.
         const auto span = static_cast<std::uint64_t>(t.hi) - static_cast<std::uint64_t>(t.lo) + 1;
@@ -169,10 +195,13 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint3
         if (!in_pass[i]) continue;
         Target& t = targets[i];
         if (r.value < t.lo || r.value > t.hi) continue;
+        const auto offset = static_cast<std::uint64_t>(r.value) - static_cast<std::uint64_t>(t.lo);
         if (t.collect) {
           t.kept.push_back(r.value);
+        } else if (t.logarithmic) {
+          ++t.histogram[log_bucket(offset)];
         } else {
-          ++t.histogram[static_cast<std::size_t>((r.value - t.lo) / t.width)];
+          ++t.histogram[static_cast<std::size_t>(offset / static_cast<std::uint64_t>(t.width))];
         }
       }
     });
@@ -191,8 +220,14 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint3
       while (below + t.histogram[bucket] <= t.rank) below += t.histogram[bucket++];
       t.rank -= below;
       t.in_range = t.histogram[bucket];
-      t.lo += static_cast<std::int64_t>(bucket) * t.width;
-      t.hi = std::min(t.hi, t.lo + t.width - 1);
+      std::uint64_t first =
+          static_cast<std::uint64_t>(bucket) * static_cast<std::uint64_t>(t.width);
+      std::uint64_t width = static_cast<std::uint64_t>(t.width);
+      if (t.logarithmic) std::tie(first, width) = log_bucket_span(bucket);
+      t.logarithmic = false;
+      t.lo = static_cast<std::int64_t>(static_cast<std::uint64_t>(t.lo) + first);
+      t.hi =
+          std::min(t.hi, static_cast<std::int64_t>(static_cast<std::uint64_t>(t.lo) + width - 1));
       t.resolved = t.lo == t.hi;
       t.value = t.lo;
       std::vector<std::uint32_t>().swap(t.histogram);

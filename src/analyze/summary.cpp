@@ -204,6 +204,8 @@ struct StepFound {
   std::vector<std::pair<std::uint32_t, long long>> open_shares;  // (key, start)
 };
 
+struct OutOfOrder {};  // rows not in start order: read again, sorted
+
 struct NvtxScan {
   bool out_of_order = false;
   std::vector<SummaryRow> rows;
@@ -219,11 +221,6 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
   for (const char* needed : {"start", "end", "eventType"}) {
     if (!columns.count(needed)) return scan;  // not a form we know: no NVTX data
   }
-  Statement rows =
-      db.prepare("SELECT start, end, eventType, " + column_or_null(columns, "text") + ", " +
-                 column_or_null(columns, "textId") + ", " + column_or_null(columns, "domainId") +
-                 ", " + column_or_null(columns, "globalTid") + " FROM NVTX_EVENTS" +
-                 (sorted ? " ORDER BY start" : ""));
 
   std::unordered_map<long long, std::uint32_t> text_of_id;
   std::unordered_map<std::string, std::uint32_t, TextHash, std::equal_to<>> text_of_string;
@@ -243,14 +240,17 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
     int step = -1;  // index into scan.steps when this frame is a step
   };
   std::unordered_map<long long, std::vector<Frame>> stacks;  // per thread
+  std::vector<Frame>* stack = nullptr;                       // the last row's thread's
+  long long stack_tid = 0;
   std::vector<std::pair<std::uint32_t, long long>> open_ranges;
   GroupedDurations durations;
   long long previous_start = LLONG_MIN;
   long long last_time = 0;
 
-  const auto text_index = [&](const Statement& r) -> std::uint32_t {
-    if (!r.is_null(4)) {
-      const long long id = r.integer(4);
+  std::uint32_t last_text_index = UINT32_MAX;
+  const auto text_index = [&](const analyze::RowValues& r) -> std::uint32_t {
+    if (r.type(3) == SQLITE_INTEGER) {
+      const long long id = r.integer(3);
       const auto found = text_of_id.find(id);
       if (found != text_of_id.end()) return found->second;
       const auto index = static_cast<std::uint32_t>(texts.size());
@@ -258,39 +258,39 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
       text_of_id.emplace(id, index);
       return index;
     }
-    const auto* raw = reinterpret_cast<const char*>(sqlite3_column_text(r.get(), 3));
-    const std::string_view text(raw == nullptr ? "" : raw,
-                                static_cast<std::size_t>(sqlite3_column_bytes(r.get(), 3)));
+    const std::string_view text = r.text(3);
+    // Runs of the same name are common (a loop of small ranges): skip the hash then.
+    if (last_text_index < texts.size() && texts[last_text_index] == text) return last_text_index;
     const auto found = text_of_string.find(text);
-    if (found != text_of_string.end()) return found->second;
+    if (found != text_of_string.end()) return last_text_index = found->second;
     const auto index = static_cast<std::uint32_t>(texts.size());
     texts.emplace_back(text);
     text_of_string.emplace(std::string(text), index);
-    return index;
+    return last_text_index = index;
   };
 
-  while (rows.step()) {
+  const auto row = [&](const analyze::RowValues& rows) {
     const long long start = rows.integer(0);
-    const bool open = rows.is_null(1);
-    const long long end = open ? LLONG_MAX : rows.integer(1);
+    const long long raw_end = rows.integer(1);
+    const bool open = raw_end < 0;
+    const long long end = open ? LLONG_MAX : raw_end;
     const long long type = rows.integer(2);
     last_time = std::max(last_time, open ? start : std::max(start, end));
     if (start < previous_start) {
-      scan.out_of_order = true;
-      return scan;
+      throw OutOfOrder();
     }
     previous_start = start;
-    const long long tid = rows.integer(6);
+    const long long tid = rows.integer(5);
     const long long pid = tid & kPidBits;
     if (type == kNvtxDomainCreate) {
-      domains.try_emplace({rows.integer(5), pid}, rows.text(3));  // the earliest one wins
-      continue;
+      domains.try_emplace({rows.integer(4), pid}, rows.text(3));  // the earliest one wins
+      return;
     }
     const bool push_pop = type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
-    if (!push_pop && type != kNvtxStartEndRange) continue;
+    if (!push_pop && type != kNvtxStartEndRange) return;
 
     const std::uint32_t text = text_index(rows);
-    const long long domain = rows.is_null(5) ? -1 : rows.integer(5);
+    const long long domain = rows.integer(4);
     const auto [it, inserted] =
         key_of.try_emplace({domain, pid, text}, static_cast<std::uint32_t>(keys.size()));
     if (inserted) keys.push_back({domain, pid, text, step_name.match(texts[text])});
@@ -302,7 +302,7 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
       step_index = static_cast<int>(scan.steps.size());
       scan.steps.push_back({*info.step, start, open ? std::nullopt : std::optional(end), {}, {}});
     }
-    if (!push_pop) continue;  // start/end ranges: steps only, as nvtxppsum leaves them out
+    if (!push_pop) return;  // start/end ranges: steps only, as nvtxppsum leaves them out
 
     if (open) {
       open_ranges.emplace_back(key, start);
@@ -310,17 +310,34 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
       durations.add(key, end - start);
     }
     // Push/pop ranges nest per thread: the parent is the innermost range still running.
-    std::vector<Frame>& stack = stacks[tid];
-    while (!stack.empty() && stack.back().end < end) stack.pop_back();
-    if (step_index < 0 && !stack.empty() && stack.back().step >= 0) {
-      StepFound& step = scan.steps[static_cast<std::size_t>(stack.back().step)];
+    if (stack == nullptr || tid != stack_tid) {
+      stack = &stacks[tid];
+      stack_tid = tid;
+    }
+    while (!stack->empty() && stack->back().end < end) stack->pop_back();
+    if (step_index < 0 && !stack->empty() && stack->back().step >= 0) {
+      StepFound& step = scan.steps[static_cast<std::size_t>(stack->back().step)];
       if (open) {
         step.open_shares.emplace_back(key, start);
       } else {
         step.shares[key] += end - start;
       }
     }
-    stack.push_back({end, step_index});
+    stack->push_back({end, step_index});
+  };
+
+  // Few columns and no NULL checks per row: at millions of rows, each value read counts.
+  try {
+    db.scan("NVTX_EVENTS",
+            {"start", "ifnull(end, -1)", "eventType",
+             "coalesce(" + column_or_null(columns, "textId") + ", " +
+                 column_or_null(columns, "text") + ")",
+             "ifnull(" + column_or_null(columns, "domainId") + ", -1)",
+             "ifnull(" + column_or_null(columns, "globalTid") + ", 0)"},
+            sorted ? "start" : "", row);
+  } catch (const OutOfOrder&) {
+    scan.out_of_order = true;
+    return scan;
   }
 
   // Ranges never closed last until the last event, as nvtxppsum counts them.
