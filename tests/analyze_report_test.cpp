@@ -109,7 +109,7 @@ TEST(GroupedDurations, ExactStatisticsBeyondTheInMemoryBuffer) {
 TEST(GroupedDurations, EvenCountMedianIsTheMeanOfTheMiddleTwo) {
   nsel::analyze::GroupedDurations durations;
   for (std::int64_t v : {10, 40, 20, 30}) durations.add(0, v);
-  const auto stats = durations.finish({0}, 1);
+  const auto stats = durations.finish(std::vector<std::uint32_t>{0}, 1);
   EXPECT_EQ(stats[0].median, 25.0);
   EXPECT_EQ(stats[0].stddev, std::sqrt(500.0 / 3.0));
 }
@@ -312,5 +312,81 @@ TEST(IdentifyReport, FromTheFileNameTheSyncedLayoutAndAManifest) {
   EXPECT_EQ(with_manifest.node, "gpu-node-2");
   std::ofstream(dir / "worker_process_9.json") << "{ not json";
   EXPECT_FALSE(nsel::identify_report(dir / "worker_process_9.nsys-rep").rank.has_value());
+  fs::remove_all(dir);
+}
+
+// Reading a large NVTX table in several runs of rows at once gives exactly what one run gives,
+// with steps, and ranges inside them, crossing the boundaries between runs.
+TEST(Summary, ParallelRunsOfRowsAgreeWithOneRun) {
+  const fs::path dir = fresh_dir("chunks");
+  const fs::path db = dir / "many_ranges.sqlite";
+  std::string sql =
+      "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+      "INSERT INTO StringIds VALUES (1, 'forward'), (2, 'layer'), (3, 'backward');"
+      "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT "
+      "NULL, text TEXT, globalTid INTEGER, textId INTEGER, domainId INTEGER);"
+      "INSERT INTO NVTX_EVENTS VALUES (0, NULL, 75, 'io', 1, NULL, 1);"
+      "BEGIN;";
+  long long t = 10;
+  std::mt19937 random(3);
+  for (int step = 1; step <= 6; ++step) {
+    std::string rows;
+    const long long step_start = t;
+    std::string inner;
+    for (int phase = 0; phase < 2; ++phase) {
+      const long long phase_start = ++t;
+      for (int i = 0; i < 15000; ++i) {
+        const long long a = ++t;
+        t += 1 + static_cast<long long>(random() % 50);
+        inner += "(" + std::to_string(a) + "," + std::to_string(t) + ",59,NULL,1,2,0),";
+      }
+      // Parents are stored before their children (rows are in start order).
+      rows += "(" + std::to_string(phase_start) + "," + std::to_string(++t) + ",59,NULL,1," +
+              (phase == 0 ? "1" : "3") + ",0)," + inner;
+      inner.clear();
+    }
+    rows += "(" + std::to_string(t - 5) + "," + std::to_string(t - 2) + ",59,'save',1,NULL,1),";
+    const long long step_end = ++t + (step == 6 ? 0 : 0);
+    const std::string step_row = "(" + std::to_string(step_start) + "," +
+                                 (step == 6 ? "NULL" : std::to_string(step_end)) + ",59,'step " +
+                                 std::to_string(step) + "',1,NULL,0),";
+    rows = step_row + rows;
+    rows.back() = ';';
+    sql += "INSERT INTO NVTX_EVENTS VALUES " + rows;
+  }
+  sql += "COMMIT;";
+  execute(db, sql);
+
+  nsel::SummaryOptions one;
+  nsel::SummaryOptions three;
+  three.threads = 3;
+  const nsel::ProcessSummary a = nsel::summarize_export(db, one);
+  const nsel::ProcessSummary b = nsel::summarize_export(db, three);
+  ASSERT_EQ(a.steps.size(), 6u);
+  ASSERT_EQ(b.steps.size(), 6u);
+  for (std::size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(a.steps[i].start_ns, b.steps[i].start_ns);
+    EXPECT_EQ(a.steps[i].end_ns, b.steps[i].end_ns);
+    ASSERT_EQ(a.steps[i].shares.size(), 2u) << i;
+    ASSERT_EQ(b.steps[i].shares.size(), 2u) << i;
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(a.steps[i].shares[k].range, b.steps[i].shares[k].range);
+      EXPECT_EQ(a.steps[i].shares[k].ns, b.steps[i].shares[k].ns);
+    }
+  }
+  EXPECT_EQ(a.steps[0].shares[0].range, "forward");
+  ASSERT_EQ(a.nvtx.size(), b.nvtx.size());
+  for (std::size_t i = 0; i < a.nvtx.size(); ++i) {
+    EXPECT_EQ(a.nvtx[i].name, b.nvtx[i].name);
+    EXPECT_EQ(a.nvtx[i].stats.count, b.nvtx[i].stats.count);
+    EXPECT_EQ(a.nvtx[i].stats.total, b.nvtx[i].stats.total);
+    EXPECT_EQ(a.nvtx[i].stats.median, b.nvtx[i].stats.median);
+    EXPECT_NEAR(a.nvtx[i].stats.stddev, b.nvtx[i].stats.stddev, 1e-6 * a.nvtx[i].stats.stddev);
+  }
+  EXPECT_EQ(a.nvtx[0].name, "layer");
+  EXPECT_EQ(a.nvtx[0].stats.count, 6 * 2 * 15000);
+  bool domain = false;
+  for (const auto& row : a.nvtx) domain |= row.name == "io:save";
+  EXPECT_TRUE(domain);
   fs::remove_all(dir);
 }

@@ -55,6 +55,7 @@ class StepNamePattern {
 struct RangeShare {
   std::string range;  // a top-level range inside the step (a direct child on the step's thread)
   long long ns = 0;
+  long long first_start_ns = 0;  // when it first began in the step
 };
 
 struct StepSummary {
@@ -81,6 +82,7 @@ ProcessIdentity identify_report(const std::filesystem::path& report);
 struct SummaryOptions {
   StepNamePattern step_name;
   std::size_t top_kernels = 10;
+  unsigned threads = 1;  // a large NVTX table is read in this many runs of rows at once
 };
 
 struct ProcessSummary {

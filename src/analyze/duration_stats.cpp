@@ -122,25 +122,32 @@ void GroupedDurations::for_each_record(Visit visit) {
 
 std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint32_t>& group_of_key,
                                                     std::size_t group_count) {
+  return finish({{this, &group_of_key}}, group_count);
+}
+
+std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& parts,
+                                                    std::size_t group_count) {
   std::vector<Accumulator> groups(group_count);
-  for (std::size_t key = 0; key < by_key_.size(); ++key) {
-    const Accumulator& b = by_key_[key];
-    if (b.count == 0) continue;
-    Accumulator& a = groups.at(group_of_key.at(key));
-    if (a.count == 0) {
-      a = b;
-      continue;
+  for (const Part& part : parts)
+    for (std::size_t key = 0; key < part.durations->by_key_.size(); ++key) {
+      const Accumulator& b = part.durations->by_key_[key];
+      if (b.count == 0) continue;
+      Accumulator& a = groups.at(part.group_of_key->at(key));
+      if (a.count == 0) {
+        a = b;
+        continue;
+      }
+      // Chan et al.'s merge of two Welford accumulators.
+      const double n = static_cast<double>(a.count + b.count);
+      const double delta = b.mean - a.mean;
+      a.m2 +=
+          b.m2 + delta * delta * static_cast<double>(a.count) * static_cast<double>(b.count) / n;
+      a.mean += delta * static_cast<double>(b.count) / n;
+      a.count += b.count;
+      a.total += b.total;
+      a.min = std::min(a.min, b.min);
+      a.max = std::max(a.max, b.max);
     }
-    // Chan et al.'s merge of two Welford accumulators.
-    const double n = static_cast<double>(a.count + b.count);
-    const double delta = b.mean - a.mean;
-    a.m2 += b.m2 + delta * delta * static_cast<double>(a.count) * static_cast<double>(b.count) / n;
-    a.mean += delta * static_cast<double>(b.count) / n;
-    a.count += b.count;
-    a.total += b.total;
-    a.min = std::min(a.min, b.min);
-    a.max = std::max(a.max, b.max);
-  }
 
   // Two order statistics per group: ranks (n-1)/2 and n/2, equal for an odd count.
   std::vector<Target> targets;
@@ -190,21 +197,23 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint3
       active.push_back(i);
     }
     if (active.empty()) break;
-    for_each_record([&](const Record& r) {
-      for (std::size_t i : targets_of_group[group_of_key[r.key]]) {
-        if (!in_pass[i]) continue;
-        Target& t = targets[i];
-        if (r.value < t.lo || r.value > t.hi) continue;
-        const auto offset = static_cast<std::uint64_t>(r.value) - static_cast<std::uint64_t>(t.lo);
-        if (t.collect) {
-          t.kept.push_back(r.value);
-        } else if (t.logarithmic) {
-          ++t.histogram[log_bucket(offset)];
-        } else {
-          ++t.histogram[static_cast<std::size_t>(offset / static_cast<std::uint64_t>(t.width))];
+    for (const Part& part : parts)
+      part.durations->for_each_record([&](const Record& r) {
+        for (std::size_t i : targets_of_group[(*part.group_of_key)[r.key]]) {
+          if (!in_pass[i]) continue;
+          Target& t = targets[i];
+          if (r.value < t.lo || r.value > t.hi) continue;
+          const auto offset =
+              static_cast<std::uint64_t>(r.value) - static_cast<std::uint64_t>(t.lo);
+          if (t.collect) {
+            t.kept.push_back(r.value);
+          } else if (t.logarithmic) {
+            ++t.histogram[log_bucket(offset)];
+          } else {
+            ++t.histogram[static_cast<std::size_t>(offset / static_cast<std::uint64_t>(t.width))];
+          }
         }
-      }
-    });
+      });
     for (std::size_t i : active) {
       Target& t = targets[i];
       if (t.collect) {

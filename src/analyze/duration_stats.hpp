@@ -25,6 +25,14 @@ class GroupedDurations {
   std::vector<DurationStats> finish(const std::vector<std::uint32_t>& group_of_key,
                                     std::size_t group_count);
 
+  // The same over several collections (one per thread that read part of a table), each with
+  // its own keys.
+  struct Part {
+    GroupedDurations* durations;
+    const std::vector<std::uint32_t>* group_of_key;
+  };
+  static std::vector<DurationStats> finish(const std::vector<Part>& parts, std::size_t group_count);
+
  private:
   struct Record {
     std::int64_t value;

@@ -6,9 +6,12 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <exception>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <unordered_map>
 
 #include "analyze/duration_stats.hpp"
@@ -147,18 +150,24 @@ std::string column_or_null(const std::set<std::string>& columns, const std::stri
 }
 
 // Groups keys whose names are equal (as nsys groups by name) and builds the sorted table.
-std::vector<SummaryRow> summary_rows(GroupedDurations& durations,
-                                     const std::vector<std::string>& name_of_key,
-                                     std::size_t keep) {
+// `parts`: durations and the name of each of their keys.
+std::vector<SummaryRow> summary_rows(
+    const std::vector<std::pair<GroupedDurations*, const std::vector<std::string>*>>& parts,
+    std::size_t keep) {
   Interner<std::string> names;
   std::vector<std::string> group_names;
-  std::vector<std::uint32_t> group_of_key;
-  for (const std::string& name : name_of_key) {
-    const auto [group, inserted] = names.add(name);
-    if (inserted) group_names.push_back(name);
-    group_of_key.push_back(group);
+  std::vector<std::vector<std::uint32_t>> group_of_key(parts.size());
+  std::vector<GroupedDurations::Part> finish_parts;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    for (const std::string& name : *parts[p].second) {
+      const auto [group, inserted] = names.add(name);
+      if (inserted) group_names.push_back(name);
+      group_of_key[p].push_back(group);
+    }
+    finish_parts.push_back({parts[p].first, &group_of_key[p]});
   }
-  const std::vector<DurationStats> stats = durations.finish(group_of_key, group_names.size());
+  const std::vector<DurationStats> stats =
+      GroupedDurations::finish(finish_parts, group_names.size());
   std::vector<SummaryRow> rows;
   long long grand_total = 0;
   for (std::size_t g = 0; g < stats.size(); ++g) {
@@ -196,56 +205,66 @@ struct TextHash {
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
 };
 
+struct OutOfOrder {};  // rows not in start order: read again, sorted
+
+constexpr std::size_t kMaxOrphans = 1 << 16;
+constexpr long long kRowsPerChunkAtLeast = 50000;
+
 struct StepFound {
   long long step = 0;
   long long start = 0;
   std::optional<long long> end;  // nullopt: still open when the capture ended
-  std::map<std::uint32_t, long long> shares;
-  std::vector<std::pair<std::uint32_t, long long>> open_shares;  // (key, start)
+  std::map<std::uint32_t, std::pair<long long, long long>> shares;  // key -> (ns, first start)
+  std::vector<std::pair<std::uint32_t, long long>> open_shares;     // (key, start)
 };
 
-struct OutOfOrder {};  // rows not in start order: read again, sorted
+// A push/pop range whose parent lies before its chunk: resolved when the chunks are joined.
+struct Orphan {
+  long long tid;
+  long long start;
+  long long end;  // LLONG_MAX while open
+  std::uint32_t key;
+  int step;  // the chunk's index of this step, or -1
+};
 
-struct NvtxScan {
+struct Frame {
+  long long end;  // LLONG_MAX while open
+  int step = -1;  // index of the step this frame is (the chunk's or, once joined, the global one)
+};
+
+// What one thread learns from one run of rows of NVTX_EVENTS.
+struct ChunkScan {
   bool out_of_order = false;
-  std::vector<SummaryRow> rows;
-  std::vector<StepFound> steps;
-  std::vector<std::string> name_of_key;
+  bool too_many_orphans = false;
+  long long first_start = LLONG_MAX;
+  long long last_start = LLONG_MIN;
   long long last_time = 0;
-};
-
-NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& step_name,
-                   bool sorted) {
-  const std::set<std::string> columns = db.columns("NVTX_EVENTS");
-  NvtxScan scan;
-  for (const char* needed : {"start", "end", "eventType"}) {
-    if (!columns.count(needed)) return scan;  // not a form we know: no NVTX data
-  }
-
-  std::unordered_map<long long, std::uint32_t> text_of_id;
-  std::unordered_map<std::string, std::uint32_t, TextHash, std::equal_to<>> text_of_string;
-  std::vector<std::string> texts;
-  std::unordered_map<TextKey, std::uint32_t, TextKeyHash> key_of;
+  std::unique_ptr<GroupedDurations> durations = std::make_unique<GroupedDurations>();
+  std::vector<std::pair<std::uint32_t, long long>> open_ranges;  // (key, start)
+  std::vector<StepFound> steps;
+  std::vector<Orphan> orphans;
+  std::unordered_map<long long, std::vector<Frame>> stacks;  // per thread, at the chunk's end
   struct KeyInfo {
     long long domain;
     long long pid;
     std::uint32_t text;
-    std::optional<long long> step;
   };
+  std::vector<std::string> texts;
   std::vector<KeyInfo> keys;
-  std::map<std::pair<long long, long long>, std::string> domains;  // (domainId, pid) -> name
+  std::map<std::pair<long long, long long>, std::pair<long long, std::string>> domains;
+};
 
-  struct Frame {
-    long long end;  // LLONG_MAX while open
-    int step = -1;  // index into scan.steps when this frame is a step
-  };
-  std::unordered_map<long long, std::vector<Frame>> stacks;  // per thread
-  std::vector<Frame>* stack = nullptr;                       // the last row's thread's
+void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted,
+                bool record_orphans, const StepNamePattern& step_name, ChunkScan& scan) {
+  const Database db(file);
+  Strings strings(db);
+  const std::set<std::string> columns = db.columns("NVTX_EVENTS");
+  std::unordered_map<long long, std::uint32_t> text_of_id;
+  std::unordered_map<std::string, std::uint32_t, TextHash, std::equal_to<>> text_of_string;
+  std::unordered_map<TextKey, std::uint32_t, TextKeyHash> key_of;
+  std::vector<std::optional<long long>> step_of_key;
+  std::vector<Frame>* stack = nullptr;  // the last row's thread's
   long long stack_tid = 0;
-  std::vector<std::pair<std::uint32_t, long long>> open_ranges;
-  GroupedDurations durations;
-  long long previous_start = LLONG_MIN;
-  long long last_time = 0;
 
   std::uint32_t last_text_index = UINT32_MAX;
   const auto text_index = [&](const analyze::RowValues& r) -> std::uint32_t {
@@ -253,18 +272,20 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
       const long long id = r.integer(3);
       const auto found = text_of_id.find(id);
       if (found != text_of_id.end()) return found->second;
-      const auto index = static_cast<std::uint32_t>(texts.size());
-      texts.push_back(strings.get(id).value_or(""));
+      const auto index = static_cast<std::uint32_t>(scan.texts.size());
+      scan.texts.push_back(strings.get(id).value_or(""));
       text_of_id.emplace(id, index);
       return index;
     }
     const std::string_view text = r.text(3);
     // Runs of the same name are common (a loop of small ranges): skip the hash then.
-    if (last_text_index < texts.size() && texts[last_text_index] == text) return last_text_index;
+    if (last_text_index < scan.texts.size() && scan.texts[last_text_index] == text) {
+      return last_text_index;
+    }
     const auto found = text_of_string.find(text);
     if (found != text_of_string.end()) return last_text_index = found->second;
-    const auto index = static_cast<std::uint32_t>(texts.size());
-    texts.emplace_back(text);
+    const auto index = static_cast<std::uint32_t>(scan.texts.size());
+    scan.texts.emplace_back(text);
     text_of_string.emplace(std::string(text), index);
     return last_text_index = index;
   };
@@ -275,15 +296,15 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
     const bool open = raw_end < 0;
     const long long end = open ? LLONG_MAX : raw_end;
     const long long type = rows.integer(2);
-    last_time = std::max(last_time, open ? start : std::max(start, end));
-    if (start < previous_start) {
-      throw OutOfOrder();
-    }
-    previous_start = start;
+    scan.last_time = std::max(scan.last_time, open ? start : std::max(start, end));
+    if (start < scan.last_start && scan.last_start != LLONG_MIN) throw OutOfOrder();
+    scan.first_start = std::min(scan.first_start, start);
+    scan.last_start = start;
     const long long tid = rows.integer(5);
     const long long pid = tid & kPidBits;
     if (type == kNvtxDomainCreate) {
-      domains.try_emplace({rows.integer(4), pid}, rows.text(3));  // the earliest one wins
+      // The earliest creation names the domain, as nvtxppsum takes it.
+      scan.domains.try_emplace({rows.integer(4), pid}, start, std::string(rows.text(3)));
       return;
     }
     const bool push_pop = type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
@@ -292,35 +313,47 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
     const std::uint32_t text = text_index(rows);
     const long long domain = rows.integer(4);
     const auto [it, inserted] =
-        key_of.try_emplace({domain, pid, text}, static_cast<std::uint32_t>(keys.size()));
-    if (inserted) keys.push_back({domain, pid, text, step_name.match(texts[text])});
+        key_of.try_emplace({domain, pid, text}, static_cast<std::uint32_t>(scan.keys.size()));
+    if (inserted) {
+      scan.keys.push_back({domain, pid, text});
+      step_of_key.push_back(step_name.match(scan.texts[text]));
+    }
     const std::uint32_t key = it->second;
-    const KeyInfo& info = keys[key];
 
     int step_index = -1;
-    if (info.step) {
+    if (step_of_key[key]) {
       step_index = static_cast<int>(scan.steps.size());
-      scan.steps.push_back({*info.step, start, open ? std::nullopt : std::optional(end), {}, {}});
+      scan.steps.push_back(
+          {*step_of_key[key], start, open ? std::nullopt : std::optional(end), {}, {}});
     }
     if (!push_pop) return;  // start/end ranges: steps only, as nvtxppsum leaves them out
 
     if (open) {
-      open_ranges.emplace_back(key, start);
+      scan.open_ranges.emplace_back(key, start);
     } else {
-      durations.add(key, end - start);
+      scan.durations->add(key, end - start);
     }
     // Push/pop ranges nest per thread: the parent is the innermost range still running.
     if (stack == nullptr || tid != stack_tid) {
-      stack = &stacks[tid];
+      stack = &scan.stacks[tid];
       stack_tid = tid;
     }
     while (!stack->empty() && stack->back().end < end) stack->pop_back();
-    if (step_index < 0 && !stack->empty() && stack->back().step >= 0) {
+    if (stack->empty()) {
+      // The parent, if any, began in an earlier chunk.
+      if (record_orphans && !scan.too_many_orphans) {
+        scan.orphans.push_back({tid, start, end, key, step_index});
+        if (scan.orphans.size() > kMaxOrphans) {
+          scan.too_many_orphans = true;
+          std::vector<Orphan>().swap(scan.orphans);
+        }
+      }
+    } else if (step_index < 0 && stack->back().step >= 0) {
       StepFound& step = scan.steps[static_cast<std::size_t>(stack->back().step)];
       if (open) {
         step.open_shares.emplace_back(key, start);
       } else {
-        step.shares[key] += end - start;
+        step.shares.try_emplace(key, 0, start).first->second.first += end - start;
       }
     }
     stack->push_back({end, step_index});
@@ -328,7 +361,7 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
 
   // Few columns and no NULL checks per row: at millions of rows, each value read counts.
   try {
-    db.scan("NVTX_EVENTS",
+    db.scan("NVTX_EVENTS" + rows_where,
             {"start", "ifnull(end, -1)", "eventType",
              "coalesce(" + column_or_null(columns, "textId") + ", " +
                  column_or_null(columns, "text") + ")",
@@ -337,25 +370,152 @@ NvtxScan scan_nvtx(const Database& db, Strings& strings, const StepNamePattern& 
             sorted ? "start" : "", row);
   } catch (const OutOfOrder&) {
     scan.out_of_order = true;
-    return scan;
+  }
+}
+
+struct NvtxSummary {
+  std::vector<SummaryRow> rows;
+  std::vector<StepSummary> steps;
+};
+
+// Adds `ns` of `name`, begun at `start`, to a step's shares.
+void add_share(std::vector<RangeShare>& shares, const std::string& name, long long ns,
+               long long start) {
+  const auto same = std::find_if(shares.begin(), shares.end(),
+                                 [&](const RangeShare& r) { return r.range == name; });
+  if (same == shares.end()) {
+    shares.push_back({name, ns, start});
+  } else {
+    same->ns += ns;
+    same->first_start_ns = std::min(same->first_start_ns, start);
+  }
+}
+
+// Reads NVTX_EVENTS in `threads` runs of rows at once, then joins them in order: durations
+// merge, steps follow one another, and ranges whose parent began in an earlier run find it in
+// the stacks that run left open.
+std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& db,
+                                          const SummaryOptions& options, bool sorted) {
+  const std::set<std::string> columns = db.columns("NVTX_EVENTS");
+  for (const char* needed : {"start", "end", "eventType"}) {
+    if (!columns.count(needed)) return NvtxSummary{};  // not a form we know: no NVTX data
+  }
+  std::vector<std::string> wheres = {""};
+  if (!sorted && options.threads > 1) {
+    Statement bounds = db.prepare("SELECT min(rowid), max(rowid) FROM NVTX_EVENTS");
+    if (bounds.step() && !bounds.is_null(0)) {
+      const long long first = bounds.integer(0);
+      const long long last = bounds.integer(1);
+      const long long chunks = std::clamp<long long>((last - first + 1) / kRowsPerChunkAtLeast, 1,
+                                                     static_cast<long long>(options.threads));
+      if (chunks > 1) {
+        wheres.clear();
+        const long long size = (last - first + chunks) / chunks;
+        for (long long c = 0; c < chunks; ++c) {
+          wheres.push_back(" WHERE rowid BETWEEN " + std::to_string(first + c * size) + " AND " +
+                           std::to_string(c + 1 == chunks ? last : first + (c + 1) * size - 1));
+        }
+      }
+    }
+  }
+  std::vector<ChunkScan> chunks(wheres.size());
+  std::vector<std::exception_ptr> errors(wheres.size());
+  std::vector<std::thread> threads;
+  for (std::size_t c = 0; c < wheres.size(); ++c) {
+    const auto work = [&, c] {
+      try {
+        scan_chunk(file, wheres[c], sorted, c > 0, options.step_name, chunks[c]);
+      } catch (...) {
+        errors[c] = std::current_exception();
+      }
+    };
+    if (c + 1 < wheres.size()) {
+      threads.emplace_back(work);
+    } else {
+      work();
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    if (chunks[c].out_of_order || chunks[c].too_many_orphans) return std::nullopt;
+    if (c > 0 && chunks[c].first_start < chunks[c - 1].last_start &&
+        chunks[c - 1].last_start != LLONG_MIN) {
+      return std::nullopt;
+    }
   }
 
-  // Ranges never closed last until the last event, as nvtxppsum counts them.
-  for (const auto& [key, start] : open_ranges) durations.add(key, last_time - start);
-  for (StepFound& step : scan.steps) {
-    if (!step.end) step.end = last_time;
-    for (const auto& [key, start] : step.open_shares) step.shares[key] += last_time - start;
+  // Names: "<domain>:<text>" for ranges of a named domain, else the text, as nvtxppsum.
+  std::map<std::pair<long long, long long>, std::pair<long long, std::string>> domains;
+  long long last_time = 0;
+  for (const ChunkScan& chunk : chunks) {
+    last_time = std::max(last_time, chunk.last_time);
+    for (const auto& [id, named] : chunk.domains) {
+      const auto [it, inserted] = domains.try_emplace(id, named);
+      if (!inserted && named.first < it->second.first) it->second = named;
+    }
+  }
+  std::vector<std::vector<std::string>> names(chunks.size());
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    for (const ChunkScan::KeyInfo& info : chunks[c].keys) {
+      const auto domain = domains.find({info.domain, info.pid});
+      const std::string& text = chunks[c].texts[info.text];
+      names[c].push_back(domain == domains.end() ? text : domain->second.second + ":" + text);
+    }
   }
 
-  // nvtxppsum's names: "<domain>:<text>" for ranges of a named domain, else the text.
-  for (const KeyInfo& info : keys) {
-    const auto domain = domains.find({info.domain, info.pid});
-    scan.name_of_key.push_back(domain == domains.end() ? texts[info.text]
-                                                       : domain->second + ":" + texts[info.text]);
+  NvtxSummary out;
+  std::unordered_map<long long, std::vector<Frame>> carried;  // open at the chunk boundary
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    ChunkScan& chunk = chunks[c];
+    const int offset = static_cast<int>(out.steps.size());
+    // Ranges never closed last until the last event, as nvtxppsum counts them.
+    for (const auto& [key, start] : chunk.open_ranges) chunk.durations->add(key, last_time - start);
+    for (const StepFound& found : chunk.steps) {
+      StepSummary step;
+      step.step = found.step;
+      step.start_ns = found.start;
+      step.end_ns = found.end.value_or(last_time);
+      for (const auto& [key, share] : found.shares) {
+        add_share(step.shares, names[c][key], share.first, share.second);
+      }
+      for (const auto& [key, start] : found.open_shares) {
+        add_share(step.shares, names[c][key], last_time - start, start);
+      }
+      out.steps.push_back(std::move(step));
+    }
+    for (const Orphan& orphan : chunk.orphans) {
+      auto found = carried.find(orphan.tid);
+      if (found == carried.end()) continue;
+      std::vector<Frame>& stack = found->second;
+      while (!stack.empty() && stack.back().end < orphan.end) stack.pop_back();
+      if (orphan.step < 0 && !stack.empty() && stack.back().step >= 0) {
+        const long long end = orphan.end == LLONG_MAX ? last_time : orphan.end;
+        add_share(out.steps[static_cast<std::size_t>(stack.back().step)].shares,
+                  names[c][orphan.key], end - orphan.start, orphan.start);
+      }
+    }
+    for (auto& [tid, frames] : chunk.stacks) {
+      std::vector<Frame>& stack = carried[tid];
+      for (const Frame& f : frames) stack.push_back({f.end, f.step < 0 ? -1 : f.step + offset});
+    }
   }
-  scan.rows = summary_rows(durations, scan.name_of_key, SIZE_MAX);
-  scan.last_time = last_time;
-  return scan;
+
+  // The step's own order: forward, backward, optimizer.
+  for (StepSummary& step : out.steps) {
+    std::stable_sort(step.shares.begin(), step.shares.end(),
+                     [](const RangeShare& a, const RangeShare& b) {
+                       return a.first_start_ns < b.first_start_ns;
+                     });
+  }
+  std::vector<std::pair<GroupedDurations*, const std::vector<std::string>*>> parts;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    parts.emplace_back(chunks[c].durations.get(), &names[c]);
+  }
+  out.rows = summary_rows(parts, SIZE_MAX);
+  return out;
 }
 
 // Merged GPU activity (kernels, copies, sets) overlapping each step.
@@ -416,7 +576,7 @@ std::vector<SummaryRow> summarize_named_durations(Statement rows, Strings& strin
   }
   std::vector<std::string> names;
   for (long long id : id_of_key) names.push_back(strings.get(id).value_or(std::to_string(id)));
-  std::vector<SummaryRow> all = summary_rows(durations, names, SIZE_MAX);
+  std::vector<SummaryRow> all = summary_rows({{&durations, &names}}, SIZE_MAX);
   if (distinct != nullptr) *distinct = static_cast<long long>(all.size());
   if (all.size() > keep) all.resize(keep);
   return all;
@@ -465,28 +625,10 @@ ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOpti
   summary.has_osrt = db.has_table("OSRT_API");
 
   if (summary.has_nvtx) {
-    NvtxScan scan = scan_nvtx(db, strings, options.step_name, false);
-    if (scan.out_of_order) scan = scan_nvtx(db, strings, options.step_name, true);
-    summary.nvtx = std::move(scan.rows);
-    for (StepFound& found : scan.steps) {
-      StepSummary step;
-      step.step = found.step;
-      step.start_ns = found.start;
-      step.end_ns = *found.end;
-      // Keys number names in the order they first appear, so this keeps the step's own order
-      // (forward, backward, optimizer); keys of equal names add up.
-      for (const auto& [key, ns] : found.shares) {
-        const std::string& name = scan.name_of_key[key];
-        const auto same = std::find_if(step.shares.begin(), step.shares.end(),
-                                       [&](const RangeShare& r) { return r.range == name; });
-        if (same == step.shares.end()) {
-          step.shares.push_back({name, ns});
-        } else {
-          same->ns += ns;
-        }
-      }
-      summary.steps.push_back(std::move(step));
-    }
+    std::optional<NvtxSummary> nvtx = summarize_nvtx(sqlite_export, db, options, false);
+    if (!nvtx) nvtx = summarize_nvtx(sqlite_export, db, options, true);
+    summary.nvtx = std::move(nvtx->rows);
+    summary.steps = std::move(nvtx->steps);
   }
   if (summary.has_gpu) {
     summary.kernels = kernel_summary(db, strings, options.top_kernels, &summary.kernel_names);

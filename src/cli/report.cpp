@@ -86,8 +86,8 @@ class Progress {
 };
 
 int run_report(const ReportOptions& options) {
-  const SummaryOptions summary_options{StepNamePattern(options.step_name, "--step-name"),
-                                       options.top_kernels};
+  SummaryOptions summary_options{StepNamePattern(options.step_name, "--step-name"),
+                                 options.top_kernels};
   const double straggler_percent = parse_percent(options.straggler_percent);
   std::vector<fs::path> roots;
   for (const std::string& p : options.paths) roots.emplace_back(p);
@@ -123,6 +123,11 @@ int run_report(const ReportOptions& options) {
 
   std::vector<std::optional<ProcessSummary>> summaries(reports.size());
   std::vector<std::optional<std::string>> errors(reports.size());
+  const unsigned cpus =
+      std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
+  const unsigned jobs = std::min<unsigned>(cpus, static_cast<unsigned>(reports.size()));
+  // CPUs left over when there are fewer reports than CPUs read a report's NVTX table in parts.
+  summary_options.threads = std::max(1u, cpus / jobs);
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < reports.size(); i = next++) {
@@ -140,9 +145,7 @@ int run_report(const ReportOptions& options) {
       }
     }
   };
-  const unsigned jobs = std::max(
-      1u, std::min<unsigned>(options.jobs ? options.jobs : std::thread::hardware_concurrency(),
-                             static_cast<unsigned>(reports.size())));
+
   std::vector<std::thread> threads;
   for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(work);
   work();
