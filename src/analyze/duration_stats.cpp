@@ -128,7 +128,7 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint3
 std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& parts,
                                                     std::size_t group_count) {
   std::vector<Accumulator> groups(group_count);
-  for (const Part& part : parts)
+  for (const Part& part : parts) {
     for (std::size_t key = 0; key < part.durations->by_key_.size(); ++key) {
       const Accumulator& b = part.durations->by_key_[key];
       if (b.count == 0) continue;
@@ -148,6 +148,7 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& par
       a.min = std::min(a.min, b.min);
       a.max = std::max(a.max, b.max);
     }
+  }
 
   // Two order statistics per group: ranks (n-1)/2 and n/2, equal for an odd count.
   std::vector<Target> targets;
@@ -197,7 +198,7 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& par
       active.push_back(i);
     }
     if (active.empty()) break;
-    for (const Part& part : parts)
+    for (const Part& part : parts) {
       part.durations->for_each_record([&](const Record& r) {
         for (std::size_t i : targets_of_group[(*part.group_of_key)[r.key]]) {
           if (!in_pass[i]) continue;
@@ -214,6 +215,7 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& par
           }
         }
       });
+    }
     for (std::size_t i : active) {
       Target& t = targets[i];
       if (t.collect) {
