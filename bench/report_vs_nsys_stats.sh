@@ -2,9 +2,9 @@
 # `nsel report` against `nsys stats -r nvtxppsum`, measured in the same run on the same SQLite
 # exports: one export with about 2 million NVTX ranges, and 16 such reports at once against 16
 # calls of nsys stats (one after another, as a shell loop does, and as many at once as there
-# are CPUs). Prints wall times (median of the repetitions), peak resident memory and the
-# ratios; also nsel's peak memory on 0.5 M against 2 M ranges, to show it does not grow with
-# the number of events.
+# are CPUs). Prints wall and CPU times (medians of the repetitions), peak resident memory and
+# the ratios; also nsel's peak memory on 0.5 M against 2 M ranges, to show it does not grow
+# with the number of events.
 #
 #   bash bench/report_vs_nsys_stats.sh            # build/ must hold nsel and nsel-nvtx-workload
 #   NSEL_BENCH_REPEAT=5 NSEL_BENCH_DIR=/var/tmp/b bash bench/report_vs_nsys_stats.sh
@@ -15,6 +15,7 @@ nsel=$(realpath "$build/bin/nsel")
 workload=$(realpath "$build/bin/nsel-nvtx-workload")
 work=${NSEL_BENCH_DIR:-${TMPDIR:-/tmp}/nsel-bench-report}
 repeat=${NSEL_BENCH_REPEAT:-3}
+repeat_many=${NSEL_BENCH_REPEAT_MANY:-1}  # for the 16-report cases, which take long
 cpus=$(nproc)
 mkdir -p "$work"
 
@@ -31,20 +32,26 @@ make_export() {
   fi
 }
 
-# Runs a command `repeat` times; prints "<median wall s> <peak RSS KiB>" (the peak over the
-# command and every process it waited for, from getrusage).
+# Runs a command N times; prints "<median wall s> <median CPU s> <peak RSS KiB>": CPU is user +
+# system time of the command and every process it waited for, the peak RSS their largest
+# (getrusage). On a shared machine the CPU time is the steadier of the two.
 measure() {
-  python3 - "$repeat" "$@" <<'EOF'
+  python3 -c '
 import resource, subprocess, sys, time
 repeat, command = int(sys.argv[1]), sys.argv[2:]
-walls = []
+walls, cpus = [], []
 for _ in range(repeat):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     walls.append(time.perf_counter() - began)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
 walls.sort()
-print(f"{walls[len(walls) // 2]:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
-EOF
+cpus.sort()
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"{walls[len(walls) // 2]:.3f} {cpus[len(cpus) // 2]:.3f} {peak}")
+' "$@"
 }
 
 ranges() { sqlite3 "$1" "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 70)"; }
@@ -60,45 +67,53 @@ rm -rf "$sixteen"
 mkdir -p "$sixteen"
 for i in $(seq 1 16); do ln "$big" "$sixteen/dtensor_policy_worker_1:11_$((1000 + i)).sqlite"; done
 
-echo "nsel report against nsys stats -r nvtxppsum; median of $repeat runs; $cpus CPUs"
+echo "nsel report against nsys stats -r nvtxppsum; median of $repeat runs ($repeat_many for" \
+  "16 reports); $cpus CPUs"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-read -r nsys_wall nsys_rss < <(measure nsys stats -r nvtxppsum -f csv "$big")
-read -r nsel_wall nsel_rss < <(measure "$nsel" report -q --json "$big")
-read -r nsel1_wall nsel1_rss < <(measure "$nsel" report -q --json -j 1 "$big")
-read -r small_wall small_rss < <(measure "$nsel" report -q --json "$small")
-read -r loop_wall loop_rss < <(measure bash -c \
-  'for f in "$@"; do nsys stats -r nvtxppsum -f csv "$f"; done' loop "$sixteen"/*.sqlite)
-read -r xargs_wall xargs_rss < <(measure bash -c \
+results=()
+run() {
+  local values
+  values=$(measure "$@")
+  results+=($values)
+}
+run "$repeat" nsys stats -r nvtxppsum -f csv "$big"
+run "$repeat" "$nsel" report -q --json "$big"
+run "$repeat" "$nsel" report -q --json -j 1 "$big"
+run "$repeat" "$nsel" report -q --json "$small"
+run "$repeat_many" bash -c 'for f in "$@"; do nsys stats -r nvtxppsum -f csv "$f"; done' loop \
+  "$sixteen"/*.sqlite
+run "$repeat_many" bash -c \
   'printf "%s\0" "$@" | xargs -0 -n1 -P "$0" nsys stats -r nvtxppsum -f csv' "$cpus" \
-  "$sixteen"/*.sqlite)
-read -r many_wall many_rss < <(measure "$nsel" report -q --json "$sixteen")
+  "$sixteen"/*.sqlite
+run "$repeat_many" "$nsel" report -q --json "$sixteen"
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$(ranges "$big")" "$(ranges "$small")" "$nsys_wall" "$nsys_rss" "$nsel_wall" \
-  "$nsel_rss" "$nsel1_wall" "$nsel1_rss" "$small_wall" "$small_rss" "$loop_wall" "$loop_rss" \
-  "$xargs_wall" "$xargs_rss" "$many_wall" "$many_rss" "$cpus" <<'EOF'
+python3 -c '
 import sys
-a = sys.argv[1:]
-big, small = int(a[0]), int(a[1])
-t = [float(x) for x in a[2::2][:7]]
-m = [int(x) / 1024 for x in a[3::2][:7]]
-nsys, nsel, nsel1, nsel_small, loop, xargs, many = t
-rss_nsys, rss_nsel, rss_nsel1, rss_small, rss_loop, rss_xargs, rss_many = m
-cpus = a[16]
+big, small, cpus = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+values = sys.argv[4:]
+rows = [(float(values[i]), float(values[i + 1]), int(values[i + 2]) / 1024)
+        for i in range(0, len(values), 3)]
+nsys, nsel, nsel1, nsel_small, loop, xargs, many = rows
+
+def line(label, row):
+    print(f"  {label:30s} {row[0]:7.3f} s wall {row[1]:7.3f} s CPU   peak RSS {row[2]:6.1f} MiB")
+
 print(f"\none export, {big:,} NVTX push/pop ranges")
-print(f"  nsys stats -r nvtxppsum      {nsys:7.3f} s   peak RSS {rss_nsys:7.1f} MiB")
-print(f"  nsel report                  {nsel:7.3f} s   peak RSS {rss_nsel:7.1f} MiB")
-print(f"  nsel report -j 1             {nsel1:7.3f} s   peak RSS {rss_nsel1:7.1f} MiB")
-print(f"  ratio: nsel report is {nsys / nsel:.1f}x faster ({nsys / nsel1:.1f}x on one CPU),"
-      f" {rss_nsys / rss_nsel:.1f}x less memory")
-print(f"\n16 such reports")
-print(f"  16 x nsys stats, one by one  {loop:7.3f} s   peak RSS {rss_loop:7.1f} MiB")
-print(f"  16 x nsys stats, {cpus} at once   {xargs:7.3f} s")
-print(f"  nsel report on the folder    {many:7.3f} s   peak RSS {rss_many:7.1f} MiB")
-print(f"  ratio: {loop / many:.1f}x faster than the loop, {xargs / many:.1f}x faster than "
-      f"{cpus} nsys stats at once")
-print(f"\nnsel's memory against the number of events")
-print(f"  {small:>9,} ranges: {rss_small:6.1f} MiB   {nsel_small:.3f} s")
-print(f"  {big:>9,} ranges: {rss_nsel:6.1f} MiB   {nsel:.3f} s")
-print(f"  ratio: {big / small:.1f}x the events, {rss_nsel / rss_small:.2f}x the memory")
-EOF
+line("nsys stats -r nvtxppsum", nsys)
+line("nsel report", nsel)
+line("nsel report -j 1", nsel1)
+print(f"  ratio: nsel report is {nsys[0] / nsel[0]:.1f}x faster in wall time "
+      f"({nsys[0] / nsel1[0]:.1f}x with -j 1), uses {nsys[1] / nsel1[1]:.1f}x less CPU time "
+      f"and {nsys[2] / nsel[2]:.1f}x less memory")
+print("\n16 such reports")
+line("16 x nsys stats, one by one", loop)
+line(f"16 x nsys stats, {cpus} at once", xargs)
+line("nsel report on the folder", many)
+print(f"  ratio: {loop[0] / many[0]:.1f}x faster than the loop, {xargs[0] / many[0]:.1f}x faster "
+      f"than {cpus} nsys stats at once, {loop[1] / many[1]:.1f}x less CPU time")
+print("\nnsel memory against the number of events")
+print(f"  {small:>9,} ranges: peak RSS {nsel_small[2]:6.1f} MiB   {nsel_small[0]:.3f} s")
+print(f"  {big:>9,} ranges: peak RSS {nsel[2]:6.1f} MiB   {nsel[0]:.3f} s")
+print(f"  ratio: {big / small:.1f}x the events, {nsel[2] / nsel_small[2]:.2f}x the memory")
+' "$(ranges "$big")" "$(ranges "$small")" "$cpus" "${results[@]}"

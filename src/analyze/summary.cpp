@@ -277,7 +277,7 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
       text_of_id.emplace(id, index);
       return index;
     }
-    const std::string_view text = r.text(3);
+    const std::string_view text = r.text(6);
     // Runs of the same name are common (a loop of small ranges): skip the hash then.
     if (last_text_index < scan.texts.size() && scan.texts[last_text_index] == text) {
       return last_text_index;
@@ -292,9 +292,8 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
 
   const auto row = [&](const analyze::RowValues& rows) {
     const long long start = rows.integer(0);
-    const long long raw_end = rows.integer(1);
-    const bool open = raw_end < 0;
-    const long long end = open ? LLONG_MAX : raw_end;
+    const bool open = rows.type(1) == SQLITE_NULL;
+    const long long end = open ? LLONG_MAX : rows.integer(1);
     const long long type = rows.integer(2);
     scan.last_time = std::max(scan.last_time, open ? start : std::max(start, end));
     if (start < scan.last_start && scan.last_start != LLONG_MIN) throw OutOfOrder();
@@ -304,14 +303,14 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
     const long long pid = tid & kPidBits;
     if (type == kNvtxDomainCreate) {
       // The earliest creation names the domain, as nvtxppsum takes it.
-      scan.domains.try_emplace({rows.integer(4), pid}, start, std::string(rows.text(3)));
+      scan.domains.try_emplace({rows.integer(4), pid}, start, std::string(rows.text(6)));
       return;
     }
     const bool push_pop = type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
     if (!push_pop && type != kNvtxStartEndRange) return;
 
     const std::uint32_t text = text_index(rows);
-    const long long domain = rows.integer(4);
+    const long long domain = rows.type(4) == SQLITE_NULL ? -1 : rows.integer(4);
     const auto [it, inserted] =
         key_of.try_emplace({domain, pid, text}, static_cast<std::uint32_t>(scan.keys.size()));
     if (inserted) {
@@ -359,14 +358,12 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
     stack->push_back({end, step_index});
   };
 
-  // Few columns and no NULL checks per row: at millions of rows, each value read counts.
+  // Plain columns (expressions cost SQLite more than a type check costs here).
   try {
     db.scan("NVTX_EVENTS" + rows_where,
-            {"start", "ifnull(end, -1)", "eventType",
-             "coalesce(" + column_or_null(columns, "textId") + ", " +
-                 column_or_null(columns, "text") + ")",
-             "ifnull(" + column_or_null(columns, "domainId") + ", -1)",
-             "ifnull(" + column_or_null(columns, "globalTid") + ", 0)"},
+            {"start", "end", "eventType", column_or_null(columns, "textId"),
+             column_or_null(columns, "domainId"), column_or_null(columns, "globalTid"),
+             column_or_null(columns, "text")},
             sorted ? "start" : "", row);
   } catch (const OutOfOrder&) {
     scan.out_of_order = true;
