@@ -267,6 +267,8 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
   long long stack_tid = 0;
 
   std::uint32_t last_text_index = UINT32_MAX;
+  TextKey last_text_key{0, 0, 0};  // the last row's key: runs of one name skip the hash
+  std::uint32_t last_key = UINT32_MAX;
   const auto text_index = [&](const analyze::RowValues& r) -> std::uint32_t {
     if (r.type(3) == SQLITE_INTEGER) {
       const long long id = r.integer(3);
@@ -311,13 +313,18 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
 
     const std::uint32_t text = text_index(rows);
     const long long domain = rows.type(4) == SQLITE_NULL ? -1 : rows.integer(4);
-    const auto [it, inserted] =
-        key_of.try_emplace({domain, pid, text}, static_cast<std::uint32_t>(scan.keys.size()));
-    if (inserted) {
-      scan.keys.push_back({domain, pid, text});
-      step_of_key.push_back(step_name.match(scan.texts[text]));
+    const TextKey text_key{domain, pid, text};
+    if (!(text_key == last_text_key) || last_key == UINT32_MAX) {
+      const auto [it, inserted] =
+          key_of.try_emplace(text_key, static_cast<std::uint32_t>(scan.keys.size()));
+      if (inserted) {
+        scan.keys.push_back({domain, pid, text});
+        step_of_key.push_back(step_name.match(scan.texts[text]));
+      }
+      last_text_key = text_key;
+      last_key = it->second;
     }
-    const std::uint32_t key = it->second;
+    const std::uint32_t key = last_key;
 
     int step_index = -1;
     if (step_of_key[key]) {
