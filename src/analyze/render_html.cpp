@@ -57,7 +57,9 @@ std::string colour(const std::string& name) {
 void table(std::ostringstream& out, const std::vector<std::string>& header,
            const std::vector<std::vector<std::string>>& rows, std::size_t text_columns = 0) {
   out << "<table><thead><tr>";
-  for (const std::string& h : header) out << "<th>" << escape(h) << "</th>";
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    out << (i < text_columns ? "<th class=t>" : "<th>") << escape(header[i]) << "</th>";
+  }
   out << "</tr></thead><tbody>\n";
   for (const auto& row : rows) {
     out << "<tr>";
@@ -170,7 +172,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d232a;background:#ff
 h1{font-size:22px}h2{font-size:18px;margin-top:32px}h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;margin:6px 0 14px}th,td{padding:3px 10px;border-bottom:1px solid #e3e6ea}
 th{background:#f3f5f7;text-align:right}td{text-align:right;font-variant-numeric:tabular-nums}
-td.t,th:last-child{text-align:left}.note{color:#5c6670}.bad{color:#b3261e}
+td.t,th.t,th:last-child{text-align:left}.note{color:#5c6670}.bad{color:#b3261e}
 svg text{font:12px system-ui,sans-serif}.worker{text-anchor:end}.stephead{text-anchor:middle;fill:#5c6670}
 .boundary{stroke:#c9ced4;stroke-dasharray:3 3}.stepbar{fill:#dde3ea}
 .straggler .stepbar{stroke:#b3261e;stroke-width:2}.legend span{display:inline-block;margin-right:14px}
