@@ -26,7 +26,14 @@ make_export() {
   if [ ! -s "$work/$name.sqlite" ]; then
     echo "making $name: nsys profile ($((10 * per_step)) small ranges), then nsys export" >&2
     nsys profile -t nvtx -s none --cpuctxsw=none --force-overwrite true -o "$work/$name" \
-      "$workload" --steps 10 --ranges "$per_step" --work-us 0 >"$work/$name.log" 2>&1
+      "$workload" --steps 10 --ranges "$per_step" --work-us 0 >"$work/$name.log" 2>&1 &
+    local nsys_pid=$!
+    wait "$nsys_pid"
+    # The agent of this session (named after nsys's PID) can outlive it and spin a core.
+    local agent
+    for agent in $(pgrep -f -- "--session-name=profile-nsel-nvtx-workload-$nsys_pid( |$)"); do
+      kill "$agent" 2>/dev/null || true
+    done
     nsys export --type sqlite --force-overwrite true -o "$work/$name.sqlite" \
       "$work/$name.nsys-rep" >>"$work/$name.log" 2>&1
   fi

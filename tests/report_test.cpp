@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "nsel/process.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -50,6 +51,8 @@ class ReportEnvironment : public ::testing::Environment {
                  (fixture->dir / (worker + "_1:5_%p")).string(), kWorkload, "--steps", "4",
                  "--ranges", "40", "--work-us", "4000", "--slow-step", slow_step},
                 {});
+        // An agent that outlives its session spins a core for minutes: end it.
+        nsel::stop_nsys_agents(r.pid);
         diagnostics += "exit " + std::to_string(r.exit_code) + ": " + r.out + r.err + "\n";
         // The report not seen before is this run's.
         for (const fs::path& f : nsel::test::files_in(fixture->dir)) {
