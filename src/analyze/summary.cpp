@@ -1,7 +1,8 @@
 // One pass over NVTX_EVENTS (rows come in start order in every export seen; anything else is
-// read again sorted) gives the NVTX summary, the steps and each step's top-level ranges; the
-// kernel and OS runtime tables give their own summaries. Memory stays bounded: durations go
-// through GroupedDurations, and nesting needs only one stack per thread.
+// read again sorted), split into runs of rows read at once, gives the NVTX summary, the steps
+// and each step's top-level ranges; the kernel and OS runtime tables give their own summaries.
+// Memory stays bounded: durations go through GroupedDurations, and nesting needs one stack per
+// thread.
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -207,43 +208,38 @@ struct TextHash {
 
 struct OutOfOrder {};  // rows not in start order: read again, sorted
 
-constexpr std::size_t kMaxOrphans = 1 << 16;
 constexpr long long kRowsPerChunkAtLeast = 50000;
+constexpr unsigned kMostChunks = 4;  // each run of rows first reads the rows before it, briefly
+
+// A step's top-level ranges by key: (ns, first start).
+using Shares = std::map<std::uint32_t, std::pair<long long, long long>>;
 
 struct StepFound {
   long long step = 0;
+  long long tid = 0;
   long long start = 0;
   std::optional<long long> end;  // nullopt: still open when the capture ended
-  std::map<std::uint32_t, std::pair<long long, long long>> shares;  // key -> (ns, first start)
-  std::vector<std::pair<std::uint32_t, long long>> open_shares;     // (key, start)
-};
-
-// A push/pop range whose parent lies before its chunk: resolved when the chunks are joined.
-struct Orphan {
-  long long tid;
-  long long start;
-  long long end;  // LLONG_MAX while open
-  std::uint32_t key;
-  int step;  // the chunk's index of this step, or -1
+  Shares shares;
+  std::vector<std::pair<std::uint32_t, long long>> open_shares;  // (key, start)
 };
 
 struct Frame {
-  long long end;  // LLONG_MAX while open
-  int step = -1;  // index of the step this frame is (the chunk's or, once joined, the global one)
+  long long end;                  // LLONG_MAX while open
+  int step = -1;                  // index into the run's steps when this frame is one of its steps
+  long long foreign = LLONG_MIN;  // start of a step that began before the run, else LLONG_MIN
 };
 
 // What one thread learns from one run of rows of NVTX_EVENTS.
 struct ChunkScan {
   bool out_of_order = false;
-  bool too_many_orphans = false;
   long long first_start = LLONG_MAX;
   long long last_start = LLONG_MIN;
   long long last_time = 0;
   std::unique_ptr<GroupedDurations> durations = std::make_unique<GroupedDurations>();
   std::vector<std::pair<std::uint32_t, long long>> open_ranges;  // (key, start)
   std::vector<StepFound> steps;
-  std::vector<Orphan> orphans;
-  std::unordered_map<long long, std::vector<Frame>> stacks;  // per thread, at the chunk's end
+  // Top-level ranges of steps that began before this run, by (thread, step start).
+  std::map<std::pair<long long, long long>, StepFound> foreign_steps;
   struct KeyInfo {
     long long domain;
     long long pid;
@@ -254,8 +250,11 @@ struct ChunkScan {
   std::map<std::pair<long long, long long>, std::pair<long long, std::string>> domains;
 };
 
-void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted,
-                bool record_orphans, const StepNamePattern& step_name, ChunkScan& scan) {
+// The rows of NVTX_EVENTS with rowid in [first, last] (all when first < 0). With `look_back`
+// (a run that does not begin the table) it first finds the push/pop ranges still open where it
+// begins (few rows, filtered by SQLite alone), so that nesting across the boundary is exact.
+void scan_chunk(const fs::path& file, long long first, long long last, bool look_back, bool sorted,
+                const StepNamePattern& step_name, ChunkScan& scan) {
   const Database db(file);
   Strings strings(db);
   const std::set<std::string> columns = db.columns("NVTX_EVENTS");
@@ -263,12 +262,11 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
   std::unordered_map<std::string, std::uint32_t, TextHash, std::equal_to<>> text_of_string;
   std::unordered_map<TextKey, std::uint32_t, TextKeyHash> key_of;
   std::vector<std::optional<long long>> step_of_key;
-  std::vector<Frame>* stack = nullptr;  // the last row's thread's
+  std::unordered_map<long long, std::vector<Frame>> stacks;  // per thread
+  std::vector<Frame>* stack = nullptr;                       // the last row's thread's
   long long stack_tid = 0;
 
   std::uint32_t last_text_index = UINT32_MAX;
-  TextKey last_text_key{0, 0, 0};  // the last row's key: runs of one name skip the hash
-  std::uint32_t last_key = UINT32_MAX;
   const auto text_index = [&](const analyze::RowValues& r) -> std::uint32_t {
     if (r.type(3) == SQLITE_INTEGER) {
       const long long id = r.integer(3);
@@ -291,6 +289,52 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
     text_of_string.emplace(std::string(text), index);
     return last_text_index = index;
   };
+  TextKey last_text_key{0, 0, 0};  // the last row's key: runs of one name skip the hash
+  std::uint32_t last_key = UINT32_MAX;
+  const auto key_of_row = [&](const analyze::RowValues& rows, long long pid) {
+    const std::uint32_t text = text_index(rows);
+    const long long domain = rows.type(4) == SQLITE_NULL ? -1 : rows.integer(4);
+    const TextKey text_key{domain, pid, text};
+    if (!(text_key == last_text_key) || last_key == UINT32_MAX) {
+      const auto [it, inserted] =
+          key_of.try_emplace(text_key, static_cast<std::uint32_t>(scan.keys.size()));
+      if (inserted) {
+        scan.keys.push_back({domain, pid, text});
+        step_of_key.push_back(step_name.match(scan.texts[text]));
+      }
+      last_text_key = text_key;
+      last_key = it->second;
+    }
+    return last_key;
+  };
+  // Plain columns (expressions cost SQLite more than a type check costs here).
+  const std::vector<std::string> values = {"start",
+                                           "end",
+                                           "eventType",
+                                           column_or_null(columns, "textId"),
+                                           column_or_null(columns, "domainId"),
+                                           column_or_null(columns, "globalTid"),
+                                           column_or_null(columns, "text")};
+
+  if (look_back) {
+    Statement boundary =
+        db.prepare("SELECT start FROM NVTX_EVENTS WHERE rowid >= " + std::to_string(first) +
+                   " ORDER BY rowid LIMIT 1");
+    const long long begins = boundary.step() ? boundary.integer(0) : LLONG_MAX;
+    // Open at the boundary: begun before it, not yet ended (rows in start order, so the
+    // ranges of one thread arrive outermost first).
+    db.scan("NVTX_EVENTS WHERE rowid < " + std::to_string(first) + " AND eventType IN (" +
+                std::to_string(kNvtxPushPopRange) + ", " + std::to_string(kNvtxtPushPopRange) +
+                ") AND (end IS NULL OR end >= " + std::to_string(begins) + ")",
+            values, "", [&](const analyze::RowValues& rows) {
+              const long long tid = rows.integer(5);
+              const long long end = rows.type(1) == SQLITE_NULL ? LLONG_MAX : rows.integer(1);
+              const std::uint32_t key = key_of_row(rows, tid & kPidBits);
+              std::vector<Frame>& frames = stacks[tid];
+              while (!frames.empty() && frames.back().end < end) frames.pop_back();
+              frames.push_back({end, -1, step_of_key[key] ? rows.integer(0) : LLONG_MIN});
+            });
+  }
 
   const auto row = [&](const analyze::RowValues& rows) {
     const long long start = rows.integer(0);
@@ -310,27 +354,13 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
     }
     const bool push_pop = type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
     if (!push_pop && type != kNvtxStartEndRange) return;
-
-    const std::uint32_t text = text_index(rows);
-    const long long domain = rows.type(4) == SQLITE_NULL ? -1 : rows.integer(4);
-    const TextKey text_key{domain, pid, text};
-    if (!(text_key == last_text_key) || last_key == UINT32_MAX) {
-      const auto [it, inserted] =
-          key_of.try_emplace(text_key, static_cast<std::uint32_t>(scan.keys.size()));
-      if (inserted) {
-        scan.keys.push_back({domain, pid, text});
-        step_of_key.push_back(step_name.match(scan.texts[text]));
-      }
-      last_text_key = text_key;
-      last_key = it->second;
-    }
-    const std::uint32_t key = last_key;
+    const std::uint32_t key = key_of_row(rows, pid);
 
     int step_index = -1;
     if (step_of_key[key]) {
       step_index = static_cast<int>(scan.steps.size());
       scan.steps.push_back(
-          {*step_of_key[key], start, open ? std::nullopt : std::optional(end), {}, {}});
+          {*step_of_key[key], tid, start, open ? std::nullopt : std::optional(end), {}, {}});
     }
     if (!push_pop) return;  // start/end ranges: steps only, as nvtxppsum leaves them out
 
@@ -341,37 +371,32 @@ void scan_chunk(const fs::path& file, const std::string& rows_where, bool sorted
     }
     // Push/pop ranges nest per thread: the parent is the innermost range still running.
     if (stack == nullptr || tid != stack_tid) {
-      stack = &scan.stacks[tid];
+      stack = &stacks[tid];
       stack_tid = tid;
     }
     while (!stack->empty() && stack->back().end < end) stack->pop_back();
-    if (stack->empty()) {
-      // The parent, if any, began in an earlier chunk.
-      if (record_orphans && !scan.too_many_orphans) {
-        scan.orphans.push_back({tid, start, end, key, step_index});
-        if (scan.orphans.size() > kMaxOrphans) {
-          scan.too_many_orphans = true;
-          std::vector<Orphan>().swap(scan.orphans);
-        }
+    if (step_index < 0 && !stack->empty()) {
+      const Frame& parent = stack->back();
+      StepFound* step = nullptr;
+      if (parent.step >= 0) {
+        step = &scan.steps[static_cast<std::size_t>(parent.step)];
+      } else if (parent.foreign != LLONG_MIN) {
+        step = &scan.foreign_steps[{tid, parent.foreign}];
       }
-    } else if (step_index < 0 && stack->back().step >= 0) {
-      StepFound& step = scan.steps[static_cast<std::size_t>(stack->back().step)];
-      if (open) {
-        step.open_shares.emplace_back(key, start);
-      } else {
-        step.shares.try_emplace(key, 0, start).first->second.first += end - start;
+      if (step != nullptr && open) {
+        step->open_shares.emplace_back(key, start);
+      } else if (step != nullptr) {
+        step->shares.try_emplace(key, 0, start).first->second.first += end - start;
       }
     }
     stack->push_back({end, step_index});
   };
 
-  // Plain columns (expressions cost SQLite more than a type check costs here).
   try {
-    db.scan("NVTX_EVENTS" + rows_where,
-            {"start", "end", "eventType", column_or_null(columns, "textId"),
-             column_or_null(columns, "domainId"), column_or_null(columns, "globalTid"),
-             column_or_null(columns, "text")},
-            sorted ? "start" : "", row);
+    db.scan("NVTX_EVENTS" + (first >= 0 ? " WHERE rowid BETWEEN " + std::to_string(first) +
+                                              " AND " + std::to_string(last)
+                                        : std::string()),
+            values, sorted ? "start" : "", row);
   } catch (const OutOfOrder&) {
     scan.out_of_order = true;
   }
@@ -395,45 +420,57 @@ void add_share(std::vector<RangeShare>& shares, const std::string& name, long lo
   }
 }
 
-// Reads NVTX_EVENTS in `threads` runs of rows at once, then joins them in order: durations
-// merge, steps follow one another, and ranges whose parent began in an earlier run find it in
-// the stacks that run left open.
+void add_shares(std::vector<RangeShare>& shares, const StepFound& found,
+                const std::vector<std::string>& names, long long last_time) {
+  for (const auto& [key, share] : found.shares) {
+    add_share(shares, names[key], share.first, share.second);
+  }
+  for (const auto& [key, start] : found.open_shares) {
+    add_share(shares, names[key], last_time - start, start);
+  }
+}
+
+// Reads NVTX_EVENTS in up to `threads` runs of rows at once, then joins them in order:
+// durations merge, steps follow one another, and top-level ranges of a step that began in an
+// earlier run join that step.
 std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& db,
                                           const SummaryOptions& options, bool sorted) {
   const std::set<std::string> columns = db.columns("NVTX_EVENTS");
   for (const char* needed : {"start", "end", "eventType"}) {
     if (!columns.count(needed)) return NvtxSummary{};  // not a form we know: no NVTX data
   }
-  std::vector<std::string> wheres = {""};
+  std::vector<std::pair<long long, long long>> runs = {{-1, -1}};
   if (!sorted && options.threads > 1) {
     Statement bounds = db.prepare("SELECT min(rowid), max(rowid) FROM NVTX_EVENTS");
     if (bounds.step() && !bounds.is_null(0)) {
       const long long first = bounds.integer(0);
       const long long last = bounds.integer(1);
-      const long long chunks = std::clamp<long long>((last - first + 1) / kRowsPerChunkAtLeast, 1,
-                                                     static_cast<long long>(options.threads));
-      if (chunks > 1) {
-        wheres.clear();
-        const long long size = (last - first + chunks) / chunks;
-        for (long long c = 0; c < chunks; ++c) {
-          wheres.push_back(" WHERE rowid BETWEEN " + std::to_string(first + c * size) + " AND " +
-                           std::to_string(c + 1 == chunks ? last : first + (c + 1) * size - 1));
+      const long long count =
+          std::clamp<long long>((last - first + 1) / kRowsPerChunkAtLeast, 1,
+                                static_cast<long long>(std::min(options.threads, kMostChunks)));
+      if (count > 1) {
+        runs.clear();
+        const long long size = (last - first + count) / count;
+        for (long long c = 0; c < count; ++c) {
+          runs.emplace_back(first + c * size, c + 1 == count ? last : first + (c + 1) * size - 1);
         }
       }
     }
   }
-  std::vector<ChunkScan> chunks(wheres.size());
-  std::vector<std::exception_ptr> errors(wheres.size());
+  std::vector<ChunkScan> chunks(runs.size());
+  std::vector<std::exception_ptr> errors(runs.size());
   std::vector<std::thread> threads;
-  for (std::size_t c = 0; c < wheres.size(); ++c) {
+  for (std::size_t c = 0; c < runs.size(); ++c) {
     const auto work = [&, c] {
       try {
-        scan_chunk(file, wheres[c], sorted, c > 0, options.step_name, chunks[c]);
+        // The first run needs no look back: nothing is open before the table begins.
+        scan_chunk(file, runs[c].first, runs[c].second, c > 0, sorted, options.step_name,
+                   chunks[c]);
       } catch (...) {
         errors[c] = std::current_exception();
       }
     };
-    if (c + 1 < wheres.size()) {
+    if (c + 1 < runs.size()) {
       threads.emplace_back(work);
     } else {
       work();
@@ -444,7 +481,7 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
     if (e) std::rethrow_exception(e);
   }
   for (std::size_t c = 0; c < chunks.size(); ++c) {
-    if (chunks[c].out_of_order || chunks[c].too_many_orphans) return std::nullopt;
+    if (chunks[c].out_of_order) return std::nullopt;
     if (c > 0 && chunks[c].first_start < chunks[c - 1].last_start &&
         chunks[c - 1].last_start != LLONG_MIN) {
       return std::nullopt;
@@ -471,42 +508,26 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
   }
 
   NvtxSummary out;
-  std::unordered_map<long long, std::vector<Frame>> carried;  // open at the chunk boundary
+  std::map<std::pair<long long, long long>, std::size_t> step_at;  // (thread, start) -> index
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     ChunkScan& chunk = chunks[c];
-    const int offset = static_cast<int>(out.steps.size());
     // Ranges never closed last until the last event, as nvtxppsum counts them.
     for (const auto& [key, start] : chunk.open_ranges) chunk.durations->add(key, last_time - start);
+    for (const auto& [at, found] : chunk.foreign_steps) {
+      const auto step = step_at.find(at);
+      if (step != step_at.end())
+        add_shares(out.steps[step->second].shares, found, names[c], last_time);
+    }
     for (const StepFound& found : chunk.steps) {
       StepSummary step;
       step.step = found.step;
       step.start_ns = found.start;
       step.end_ns = found.end.value_or(last_time);
-      for (const auto& [key, share] : found.shares) {
-        add_share(step.shares, names[c][key], share.first, share.second);
-      }
-      for (const auto& [key, start] : found.open_shares) {
-        add_share(step.shares, names[c][key], last_time - start, start);
-      }
+      add_shares(step.shares, found, names[c], last_time);
+      step_at[{found.tid, found.start}] = out.steps.size();
       out.steps.push_back(std::move(step));
     }
-    for (const Orphan& orphan : chunk.orphans) {
-      auto found = carried.find(orphan.tid);
-      if (found == carried.end()) continue;
-      std::vector<Frame>& stack = found->second;
-      while (!stack.empty() && stack.back().end < orphan.end) stack.pop_back();
-      if (orphan.step < 0 && !stack.empty() && stack.back().step >= 0) {
-        const long long end = orphan.end == LLONG_MAX ? last_time : orphan.end;
-        add_share(out.steps[static_cast<std::size_t>(stack.back().step)].shares,
-                  names[c][orphan.key], end - orphan.start, orphan.start);
-      }
-    }
-    for (auto& [tid, frames] : chunk.stacks) {
-      std::vector<Frame>& stack = carried[tid];
-      for (const Frame& f : frames) stack.push_back({f.end, f.step < 0 ? -1 : f.step + offset});
-    }
   }
-
   // The step's own order: forward, backward, optimizer.
   for (StepSummary& step : out.steps) {
     std::stable_sort(step.shares.begin(), step.shares.end(),
