@@ -82,9 +82,8 @@ void GroupedDurations::add(std::uint32_t key, std::int64_t duration) {
   }
   ++a.count;
   a.total += duration;
-  const double delta = static_cast<double>(duration) - a.mean;
-  a.mean += delta / static_cast<double>(a.count);
-  a.m2 += delta * (static_cast<double>(duration) - a.mean);
+  const auto magnitude = static_cast<std::uint64_t>(duration < 0 ? -duration : duration);
+  a.squares += static_cast<Unsigned128>(magnitude) * magnitude;
   buffer_.push_back({duration, key});
   if (buffer_.size() == kBufferRecords) spill();
 }
@@ -137,12 +136,7 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& par
         a = b;
         continue;
       }
-      // Chan et al.'s merge of two Welford accumulators.
-      const double n = static_cast<double>(a.count + b.count);
-      const double delta = b.mean - a.mean;
-      a.m2 +=
-          b.m2 + delta * delta * static_cast<double>(a.count) * static_cast<double>(b.count) / n;
-      a.mean += delta * static_cast<double>(b.count) / n;
+      a.squares += b.squares;
       a.count += b.count;
       a.total += b.total;
       a.min = std::min(a.min, b.min);
@@ -256,7 +250,16 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& par
     s.max = a.max;
     // SQLite's avg(): the sum as a double over the count.
     s.mean = static_cast<double>(a.total) / static_cast<double>(a.count);
-    s.stddev = a.count > 1 ? std::sqrt(a.m2 / static_cast<double>(a.count - 1)) : 0.0;
+    // Sample variance (n * sum x^2 - (sum x)^2) / (n (n - 1)), the numerator exact in 128 bits.
+    if (a.count > 1) {
+      using Wide = Signed128;
+      const Wide n = a.count;
+      const Wide numerator =
+          n * static_cast<Wide>(a.squares) - static_cast<Wide>(a.total) * a.total;
+      s.stddev =
+          std::sqrt(static_cast<long double>(numerator) /
+                    (static_cast<long double>(a.count) * static_cast<long double>(a.count - 1)));
+    }
     const auto& mine = targets_of_group[g];
     s.median = (static_cast<double>(targets[mine[0]].value) +
                 static_cast<double>(targets[mine[1]].value)) /

@@ -11,6 +11,10 @@
 
 namespace nsel::analyze {
 
+// 128-bit integers (a GCC/Clang extension) hold sums of squared nanoseconds exactly.
+__extension__ typedef unsigned __int128 Unsigned128;
+__extension__ typedef __int128 Signed128;
+
 class GroupedDurations {
  public:
   GroupedDurations();
@@ -43,8 +47,8 @@ class GroupedDurations {
     long long total = 0;
     long long min = 0;
     long long max = 0;
-    double mean = 0;  // Welford: mean and sum of squared deviations, merged per group
-    double m2 = 0;
+    // The exact sum of squares: no rounding on the way, and merging is adding.
+    Unsigned128 squares = 0;
   };
   void spill();
   template <typename Visit>
