@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   add("plan", nsel::cli::add_plan);
   add("exec", nsel::cli::add_exec);
   add("demo", nsel::cli::add_demo);
+  add("report", nsel::cli::add_report);
 
   // Everything after the first "--" is a program and its arguments, never nsel's options.
   std::vector<std::string> front;

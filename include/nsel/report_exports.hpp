@@ -1,0 +1,45 @@
+// Reports to summarise and their SQLite exports: finding .nsys-rep/.sqlite files under folders,
+// and `nsys export --type sqlite` once per report, cached beside it (or in a cache folder when
+// that is read-only) and made again only when the report is newer.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nsel {
+
+// The reports named or found (recursively) under `paths`: .nsys-rep files, and .sqlite exports
+// that have no report of the same name beside them. A path that does not exist is bad input
+// (nsel::Error, exit code 2, naming `source`). Sorted, each file once.
+std::vector<std::filesystem::path> find_report_files(
+    const std::vector<std::filesystem::path>& paths, const std::string& source = "PATH");
+
+// Runs a program (argv[0] absolute) to completion and returns its exit code.
+using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;
+
+struct ExportSettings {
+  std::string nsys;                 // absolute path of nsys
+  std::filesystem::path cache_dir;  // used when the report's own folder is read-only
+  CommandRunner run;
+  // Told just before nsys starts on a report (for progress); may be empty.
+  std::function<void(const std::filesystem::path& report)> exporting;
+};
+
+struct ExportResult {
+  std::filesystem::path file;
+  bool made = false;  // false: an up-to-date export was already there
+};
+
+// The export to read for `report` (a .sqlite is its own export). Throws nsel::Error (exit code
+// 1) with one line naming the report when it is empty or nsys cannot export it. Writes to a
+// temporary name and renames, so no half-written export is ever used.
+ExportResult ensure_export(const std::filesystem::path& report, const ExportSettings& settings);
+
+// $XDG_CACHE_HOME/nsel/exports, else $HOME/.cache/nsel/exports, else <temp>/nsel-exports.
+std::filesystem::path default_export_cache_dir(const std::optional<std::string>& xdg_cache_home,
+                                               const std::optional<std::string>& home);
+
+}  // namespace nsel

@@ -1,0 +1,63 @@
+// Exact per-group duration statistics (the columns of `nsys stats` summaries) in memory that does
+// not grow with the number of events: values go to an unlinked temporary file once a small
+// buffer is full, and medians are found by narrowing histogram passes over that file.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "nsel/report_summary.hpp"
+
+namespace nsel::analyze {
+
+// 128-bit integers (a GCC/Clang extension) hold sums of squared nanoseconds exactly.
+__extension__ typedef unsigned __int128 Unsigned128;
+__extension__ typedef __int128 Signed128;
+
+class GroupedDurations {
+ public:
+  GroupedDurations();
+  ~GroupedDurations();
+  GroupedDurations(const GroupedDurations&) = delete;
+  GroupedDurations& operator=(const GroupedDurations&) = delete;
+
+  // `key` is any dense small number; keys are mapped to groups in finish().
+  void add(std::uint32_t key, std::int64_t duration);
+
+  // Statistics per group; group_of_key[key] names the group of each key seen.
+  std::vector<DurationStats> finish(const std::vector<std::uint32_t>& group_of_key,
+                                    std::size_t group_count);
+
+  // The same over several collections (one per thread that read part of a table), each with
+  // its own keys.
+  struct Part {
+    GroupedDurations* durations;
+    const std::vector<std::uint32_t>* group_of_key;
+  };
+  static std::vector<DurationStats> finish(const std::vector<Part>& parts, std::size_t group_count);
+
+ private:
+  struct Record {
+    std::int64_t value;
+    std::uint32_t key;
+  };
+  struct Accumulator {
+    long long count = 0;
+    long long total = 0;
+    long long min = 0;
+    long long max = 0;
+    // The exact sum of squares: no rounding on the way, and merging is adding.
+    Unsigned128 squares = 0;
+  };
+  void spill();
+  template <typename Visit>
+  void for_each_record(Visit visit);
+
+  std::vector<Accumulator> by_key_;
+  std::vector<Record> buffer_;
+  std::FILE* spill_file_ = nullptr;
+  long long spilled_ = 0;
+};
+
+}  // namespace nsel::analyze

@@ -1,0 +1,419 @@
+// Terminal tables, JSON and CSV for `nsel report`. Durations: ns in JSON and CSV (as nsys
+// stats), ms in the step tables of the terminal, ns in its summary tables (comparable with
+// `nsys stats` output).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "nsel/error.hpp"
+#include "nsel/report_render.hpp"
+
+namespace nsel {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, round_like_sqlite(value, digits));
+  return buffer;
+}
+
+std::string ms(long long ns) {
+  return fixed(static_cast<double>(ns) / 1e6, 3);
+}
+
+std::string percent(long long part, long long whole) {
+  return whole == 0 ? "-"
+                    : fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1);
+}
+
+// Columns padded to their widest cell; the first `left` columns and the last (names) are
+// left-aligned, numbers right-aligned.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header, std::size_t left = 0)
+      : left_(left), rows_{std::move(header)} {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string render(const std::string& indent) const {
+    std::vector<std::size_t> width;
+    for (const auto& row : rows_) {
+      width.resize(std::max(width.size(), row.size()));
+      for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    }
+    std::string out;
+    for (const auto& row : rows_) {
+      std::string line = indent;
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        const std::string pad(width[i] - row[i].size(), ' ');
+        const bool last = i + 1 == row.size();
+        if (i < left_ || last) {
+          line += row[i] + (last ? "" : pad);
+        } else {
+          line += pad + row[i];
+        }
+        if (!last) line += "  ";
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::size_t left_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::vector<std::string> summary_header(const std::string& count, const std::string& name) {
+  return {"Time (%)", "Total Time (ns)", count,         "Avg (ns)", "Med (ns)",
+          "Min (ns)", "Max (ns)",        "StdDev (ns)", name};
+}
+
+std::vector<std::string> summary_cells(const SummaryRow& r) {
+  const DurationStats& s = r.stats;
+  return {fixed(r.time_percent, 1), std::to_string(s.total), std::to_string(s.count),
+          fixed(s.mean, 1),         fixed(s.median, 1),      std::to_string(s.min),
+          std::to_string(s.max),    fixed(s.stddev, 1),      r.name};
+}
+
+std::string optional_text(const std::optional<long long>& v) {
+  return v ? std::to_string(*v) : "-";
+}
+
+std::string window_text(const ProcessIdentity& id) {
+  return id.window ? id.window->text() : "-";
+}
+
+std::string shares_text(const StepSummary& s) {
+  std::string out;
+  for (const RangeShare& share : s.shares) {
+    if (!out.empty()) out += ", ";
+    out += share.range + " " + percent(share.ns, s.duration_ns()) + "%";
+  }
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+std::string render_text(const ReportSet& set) {
+  std::ostringstream out;
+  out << "nsel report: " << set.processes.size()
+      << (set.processes.size() == 1 ? " process" : " processes");
+  if (!set.failures.empty()) out << ", " << set.failures.size() << " not readable";
+  out << "\n";
+  for (const ProcessSummary& p : set.processes) {
+    const ProcessIdentity& id = p.identity;
+    out << "\n" << id.label() << "\n";
+    out << "  worker " << id.worker << "  rank " << optional_text(id.rank) << "  node "
+        << (id.node.empty() ? "-" : id.node) << "  pid " << (id.pid ? std::to_string(id.pid) : "-")
+        << "  window " << window_text(id) << "\n";
+    out << "  report " << p.report.string() << "\n";
+    if (p.steps.empty()) {
+      out << "  steps: none found\n";
+    } else {
+      std::vector<std::string> header = {"step", "duration (ms)"};
+      if (p.has_gpu) {
+        header.push_back("GPU busy (ms)");
+        header.push_back("GPU idle (ms)");
+      }
+      header.push_back("top-level ranges (share of the step)");
+      TextTable steps(header);
+      for (const StepSummary& s : p.steps) {
+        std::vector<std::string> row = {std::to_string(s.step), ms(s.duration_ns())};
+        if (p.has_gpu) {
+          const long long busy = s.gpu_busy_ns.value_or(0);
+          row.push_back(ms(busy));
+          row.push_back(ms(s.duration_ns() - busy));
+        }
+        row.push_back(shares_text(s));
+        steps.add(row);
+      }
+      out << "  Steps\n" << steps.render("    ");
+    }
+    if (!p.has_nvtx) {
+      out << "  NVTX ranges: no NVTX data\n";
+    } else if (!p.nvtx.empty()) {
+      TextTable nvtx(summary_header("Instances", "Range"));
+      for (const SummaryRow& r : p.nvtx) nvtx.add(summary_cells(r));
+      out << "  NVTX ranges (the columns of nsys stats -r nvtxppsum)\n" << nvtx.render("    ");
+    }
+    if (!p.has_gpu) {
+      out << "  CUDA kernels: no GPU data\n";
+    } else {
+      TextTable kernels(summary_header("Instances", "Kernel"));
+      for (const SummaryRow& r : p.kernels) kernels.add(summary_cells(r));
+      out << "  CUDA kernels (top " << p.kernels.size() << " of " << p.kernel_names
+          << " by total time)\n"
+          << kernels.render("    ");
+    }
+    if (!p.has_osrt) {
+      out << "  OS runtime: no OS runtime data\n";
+    } else if (!p.osrt.empty()) {
+      TextTable osrt(summary_header("Num Calls", "Name"));
+      for (const SummaryRow& r : p.osrt) osrt.add(summary_cells(r));
+      out << "  OS runtime (the columns of nsys stats -r osrtsum)\n" << osrt.render("    ");
+    }
+  }
+
+  const StepComparison& c = set.comparison;
+  if (!c.steps.empty()) {
+    std::vector<std::string> header = {"step"};
+    for (const ProcessSummary& p : set.processes) header.push_back(p.identity.label());
+    header.push_back("median");
+    header.push_back("slowest");
+    TextTable table(header);
+    for (const StepAcrossWorkers& s : c.steps) {
+      std::vector<std::string> row = {std::to_string(s.step)};
+      for (const auto& d : s.duration_ns) row.push_back(d ? ms(*d) : "-");
+      row.push_back(fixed(s.median_ns / 1e6, 3));
+      row.push_back(set.processes[s.slowest].identity.label());
+      table.add(row);
+    }
+    out << "\nStep time by worker (ms)\n" << table.render("  ");
+    out << "\nStragglers (more than " << fixed(c.straggler_percent, 1)
+        << "% above the step's median)\n";
+    bool any = false;
+    for (const StepAcrossWorkers& s : c.steps) {
+      for (std::size_t p : s.stragglers) {
+        any = true;
+        const double over = (static_cast<double>(*s.duration_ns[p]) / s.median_ns - 1.0) * 100.0;
+        out << "  step " << s.step << ": " << set.processes[p].identity.label() << " "
+            << ms(*s.duration_ns[p]) << " ms, " << fixed(over, 1) << "% above the median "
+            << fixed(s.median_ns / 1e6, 3) << " ms\n";
+      }
+    }
+    if (!any) out << "  none\n";
+  }
+  if (!set.failures.empty()) {
+    out << "\nNot readable\n";
+    for (const ReportFailure& f : set.failures) out << "  " << f.message << "\n";
+  }
+  return out.str();
+}
+
+namespace {
+
+nlohmann::json rows_json(const std::vector<SummaryRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SummaryRow& r : rows) {
+    const DurationStats& s = r.stats;
+    out.push_back({{"name", r.name},
+                   {"time_percent", r.time_percent},
+                   {"total_ns", s.total},
+                   {"instances", s.count},
+                   {"avg_ns", round_like_sqlite(s.mean, 1)},
+                   {"median_ns", round_like_sqlite(s.median, 1)},
+                   {"min_ns", s.min},
+                   {"max_ns", s.max},
+                   {"stddev_ns", round_like_sqlite(s.stddev, 1)}});
+  }
+  return out;
+}
+
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json render_json(const ReportSet& set) {
+  nlohmann::json processes = nlohmann::json::array();
+  for (const ProcessSummary& p : set.processes) {
+    const ProcessIdentity& id = p.identity;
+    nlohmann::json steps = nlohmann::json::array();
+    for (const StepSummary& s : p.steps) {
+      nlohmann::json shares = nlohmann::json::array();
+      for (const RangeShare& r : s.shares) shares.push_back({{"range", r.range}, {"ns", r.ns}});
+      steps.push_back(
+          {{"step", s.step},
+           {"start_ns", s.start_ns},
+           {"end_ns", s.end_ns},
+           {"duration_ns", s.duration_ns()},
+           {"gpu_busy_ns", or_null(s.gpu_busy_ns)},
+           {"gpu_idle_ns", s.gpu_busy_ns ? nlohmann::json(s.duration_ns() - *s.gpu_busy_ns)
+                                         : nlohmann::json(nullptr)},
+           {"top_level_ranges", shares}});
+    }
+    processes.push_back(
+        {{"label", id.label()},
+         {"worker", id.worker},
+         {"rank", or_null(id.rank)},
+         {"node", id.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(id.node)},
+         {"pid", id.pid ? nlohmann::json(id.pid) : nlohmann::json(nullptr)},
+         {"step_range", id.window ? nlohmann::json(id.window->text()) : nlohmann::json(nullptr)},
+         {"report", p.report.string()},
+         {"export", p.export_file.string()},
+         {"has_nvtx", p.has_nvtx},
+         {"has_gpu", p.has_gpu},
+         {"has_osrt", p.has_osrt},
+         {"steps", steps},
+         {"nvtx", rows_json(p.nvtx)},
+         {"kernels", rows_json(p.kernels)},
+         {"kernel_names", p.kernel_names},
+         {"osrt", rows_json(p.osrt)}});
+  }
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepAcrossWorkers& s : set.comparison.steps) {
+    nlohmann::json durations = nlohmann::json::object();
+    for (std::size_t p = 0; p < s.duration_ns.size(); ++p) {
+      durations[set.processes[p].identity.label()] = or_null(s.duration_ns[p]);
+    }
+    nlohmann::json stragglers = nlohmann::json::array();
+    for (std::size_t p : s.stragglers) stragglers.push_back(set.processes[p].identity.label());
+    steps.push_back({{"step", s.step},
+                     {"duration_ns", durations},
+                     {"median_ns", s.median_ns},
+                     {"slowest", set.processes[s.slowest].identity.label()},
+                     {"stragglers", stragglers}});
+  }
+  nlohmann::json failures = nlohmann::json::array();
+  for (const ReportFailure& f : set.failures) {
+    failures.push_back({{"report", f.report.string()}, {"error", f.message}});
+  }
+  return {{"processes", processes},
+          {"steps", steps},
+          {"straggler_percent", set.comparison.straggler_percent},
+          {"failures", failures}};
+}
+
+void write_file_atomically(const fs::path& file, const std::string& content) {
+  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  const fs::path temporary =
+      folder / ("." + file.filename().string() + ".tmp-" + std::to_string(getpid()));
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(temporary, ec);
+      throw Error("cannot write " + quote(file.string()), 1);
+    }
+  }
+  std::error_code ec;
+  fs::rename(temporary, file, ec);
+  if (ec) {
+    fs::remove(temporary, ec);
+    throw Error("cannot write " + quote(file.string()) + ": " + ec.message(), 1);
+  }
+}
+
+namespace {
+
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char c : value) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+class Csv {
+ public:
+  void row(const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) text_ += (i ? "," : "") + csv_field(cells[i]);
+    text_ += "\n";
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+void summary_csv(Csv& csv, const ReportSet& set, const std::string& count, const std::string& name,
+                 std::vector<SummaryRow> ProcessSummary::*rows) {
+  std::vector<std::string> header = {"process"};
+  for (const std::string& h : summary_header(count, name)) header.push_back(h);
+  csv.row(header);
+  for (const ProcessSummary& p : set.processes) {
+    for (const SummaryRow& r : p.*rows) {
+      std::vector<std::string> row = {p.identity.label()};
+      for (const std::string& cell : summary_cells(r)) row.push_back(cell);
+      csv.row(row);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw Error("--csv=" + quote(dir.string()) + ": cannot create the folder: " + ec.message());
+  std::vector<std::pair<std::string, Csv>> files;
+  files.reserve(16);  // `add` hands out references that must stay valid
+  const auto add = [&](const std::string& name) -> Csv& {
+    files.emplace_back(name, Csv());
+    return files.back().second;
+  };
+
+  Csv& processes = add("processes.csv");
+  processes.row({"process", "worker", "rank", "node", "pid", "step_range", "steps", "has_nvtx",
+                 "has_gpu", "has_osrt", "report", "export"});
+  for (const ProcessSummary& p : set.processes) {
+    const ProcessIdentity& id = p.identity;
+    processes.row({id.label(), id.worker, optional_text(id.rank), id.node,
+                   id.pid ? std::to_string(id.pid) : "", id.window ? id.window->text() : "",
+                   std::to_string(p.steps.size()), p.has_nvtx ? "1" : "0", p.has_gpu ? "1" : "0",
+                   p.has_osrt ? "1" : "0", p.report.string(), p.export_file.string()});
+  }
+
+  Csv& steps = add("steps.csv");
+  steps.row({"process", "step", "start_ns", "end_ns", "duration_ns", "gpu_busy_ns", "gpu_idle_ns"});
+  Csv& shares = add("step_ranges.csv");
+  shares.row({"process", "step", "range", "ns", "percent_of_step"});
+  for (const ProcessSummary& p : set.processes) {
+    for (const StepSummary& s : p.steps) {
+      steps.row({p.identity.label(), std::to_string(s.step), std::to_string(s.start_ns),
+                 std::to_string(s.end_ns), std::to_string(s.duration_ns()),
+                 optional_text(s.gpu_busy_ns),
+                 s.gpu_busy_ns ? std::to_string(s.duration_ns() - *s.gpu_busy_ns) : "-"});
+      for (const RangeShare& r : s.shares) {
+        shares.row({p.identity.label(), std::to_string(s.step), r.range, std::to_string(r.ns),
+                    percent(r.ns, s.duration_ns())});
+      }
+    }
+  }
+
+  Csv& by_worker = add("step_by_worker.csv");
+  std::vector<std::string> header = {"step"};
+  for (const ProcessSummary& p : set.processes) header.push_back(p.identity.label());
+  header.push_back("median_ns");
+  header.push_back("slowest");
+  by_worker.row(header);
+  Csv& stragglers = add("stragglers.csv");
+  stragglers.row({"step", "process", "duration_ns", "median_ns", "percent_above_median"});
+  for (const StepAcrossWorkers& s : set.comparison.steps) {
+    std::vector<std::string> row = {std::to_string(s.step)};
+    for (const auto& d : s.duration_ns) row.push_back(d ? std::to_string(*d) : "");
+    row.push_back(fixed(s.median_ns, 1));
+    row.push_back(set.processes[s.slowest].identity.label());
+    by_worker.row(row);
+    for (std::size_t p : s.stragglers) {
+      stragglers.row(
+          {std::to_string(s.step), set.processes[p].identity.label(),
+           std::to_string(*s.duration_ns[p]), fixed(s.median_ns, 1),
+           fixed((static_cast<double>(*s.duration_ns[p]) / s.median_ns - 1.0) * 100.0, 1)});
+    }
+  }
+
+  summary_csv(add("nvtx.csv"), set, "Instances", "Range", &ProcessSummary::nvtx);
+  summary_csv(add("kernels.csv"), set, "Instances", "Kernel", &ProcessSummary::kernels);
+  summary_csv(add("osrt.csv"), set, "Num Calls", "Name", &ProcessSummary::osrt);
+  Csv& failures = add("failures.csv");
+  failures.row({"report", "error"});
+  for (const ReportFailure& f : set.failures) failures.row({f.report.string(), f.message});
+
+  std::vector<fs::path> written;
+  for (const auto& [name, csv] : files) {
+    write_file_atomically(dir / name, csv.text());
+    written.push_back(dir / name);
+  }
+  return written;
+}
+
+}  // namespace nsel

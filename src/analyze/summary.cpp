@@ -1,0 +1,666 @@
+// One pass over NVTX_EVENTS (rows come in start order in every export seen; anything else is
+// read again sorted), split into runs of rows read at once, gives the NVTX summary, the steps
+// and each step's top-level ranges; the kernel and OS runtime tables give their own summaries.
+// Memory stays bounded: durations go through GroupedDurations, and nesting needs one stack per
+// thread.
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unordered_map>
+
+#include "analyze/duration_stats.hpp"
+#include "analyze/sqlite_db.hpp"
+#include "nsel/error.hpp"
+#include "nsel/report_layout.hpp"
+#include "nsel/report_summary.hpp"
+
+namespace nsel {
+namespace fs = std::filesystem;
+
+double round_like_sqlite(double value, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(value * scale) / scale;
+}
+
+StepNamePattern::StepNamePattern(std::string_view pattern, std::string_view source)
+    : text_(pattern) {
+  const std::size_t at = pattern.find("{n}");
+  if (at == std::string_view::npos || pattern.find("{n}", at + 1) != std::string_view::npos) {
+    throw Error(bad_value(source, pattern, "the step number's place \"{n}\" must appear once",
+                          "an NVTX range name with {n} where the step number goes, for "
+                          "example 'step {n}' or 'train_step_{n}'"));
+  }
+  prefix_ = pattern.substr(0, at);
+  suffix_ = pattern.substr(at + 3);
+}
+
+std::optional<long long> StepNamePattern::match(std::string_view name) const {
+  if (name.size() <= prefix_.size() + suffix_.size()) return std::nullopt;
+  if (name.substr(0, prefix_.size()) != prefix_) return std::nullopt;
+  if (name.substr(name.size() - suffix_.size()) != suffix_) return std::nullopt;
+  const std::string_view number =
+      name.substr(prefix_.size(), name.size() - prefix_.size() - suffix_.size());
+  long long step = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), step);
+  if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
+  return step;
+}
+
+std::string ProcessIdentity::label() const {
+  if (pid == 0) return worker;
+  return worker + "/" + std::to_string(pid);
+}
+
+ProcessIdentity identify_report(const fs::path& report) {
+  ProcessIdentity id;
+  std::string name = report.filename().string();
+  if (report.extension() == ".sqlite") name = report.stem().string() + ".nsys-rep";
+  if (const auto parsed = parse_report_file_name(name)) {
+    id.worker = parsed->worker;
+    id.pid = parsed->pid;
+    id.window = parsed->window;
+  } else {
+    id.worker = report.stem().string();
+  }
+  // Synced SLURM logs: <LOG_DIR>/ray/<node>/<session>/logs/nsight/<report>.
+  std::vector<std::string> parts;
+  for (const auto& part : report.parent_path()) parts.push_back(part.string());
+  for (std::size_t i = 0; i + 2 < parts.size(); ++i) {
+    if (parts[i] == "ray" && parts[i + 1].rfind("session_", 0) != 0 &&
+        parts[i + 2].rfind("session_", 0) == 0) {
+      id.node = parts[i + 1];
+    }
+  }
+  // A manifest beside the report, when there is one, knows more (its format is provisional:
+  // only these plain keys are read, and anything unreadable is ignored).
+  for (const fs::path& manifest : {fs::path(report.string() + ".json"),
+                                   report.parent_path() / (report.stem().string() + ".json")}) {
+    std::ifstream in(manifest);
+    if (!in) continue;
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object()) continue;
+    if (j.contains("worker") && j["worker"].is_string()) id.worker = j["worker"];
+    if (j.contains("rank") && j["rank"].is_number_integer()) id.rank = j["rank"].get<long long>();
+    for (const char* key : {"node", "hostname", "host"}) {
+      if (j.contains(key) && j[key].is_string()) {
+        id.node = j[key];
+        break;
+      }
+    }
+    if (j.contains("pid") && j["pid"].is_number_integer()) id.pid = j["pid"].get<long long>();
+    break;
+  }
+  return id;
+}
+
+namespace {
+
+using analyze::Database;
+using analyze::GroupedDurations;
+using analyze::Statement;
+
+constexpr long long kNvtxDomainCreate = 75;
+constexpr long long kNvtxPushPopRange = 59;
+constexpr long long kNvtxtPushPopRange = 70;
+constexpr long long kNvtxStartEndRange = 60;
+constexpr long long kOsrtApiClass = 27;
+constexpr long long kPidBits = 0x0000FFFFFF000000LL;  // the process part of a globalTid
+
+// Text of StringIds ids, looked up once each.
+class Strings {
+ public:
+  explicit Strings(const Database& db) {
+    if (db.has_table("StringIds"))
+      lookup_.emplace(db.prepare("SELECT value FROM StringIds WHERE id=?"));
+  }
+  std::optional<std::string> get(long long id) {
+    if (!lookup_) return std::nullopt;
+    lookup_->reset();
+    lookup_->bind(1, id);
+    if (!lookup_->step()) return std::nullopt;
+    return lookup_->text(0);
+  }
+
+ private:
+  std::optional<Statement> lookup_;
+};
+
+// Dense numbers for distinct values, in first-seen order.
+template <typename Value, typename Hash = std::hash<Value>>
+class Interner {
+ public:
+  std::pair<std::uint32_t, bool> add(const Value& v) {
+    const auto [it, inserted] = index_.try_emplace(v, static_cast<std::uint32_t>(index_.size()));
+    return {it->second, inserted};
+  }
+  std::size_t size() const { return index_.size(); }
+
+ private:
+  std::unordered_map<Value, std::uint32_t, Hash> index_;
+};
+
+std::string column_or_null(const std::set<std::string>& columns, const std::string& name) {
+  return columns.count(name) ? name : "NULL";
+}
+
+// Groups keys whose names are equal (as nsys groups by name) and builds the sorted table.
+// `parts`: durations and the name of each of their keys.
+std::vector<SummaryRow> summary_rows(
+    const std::vector<std::pair<GroupedDurations*, const std::vector<std::string>*>>& parts,
+    std::size_t keep) {
+  Interner<std::string> names;
+  std::vector<std::string> group_names;
+  std::vector<std::vector<std::uint32_t>> group_of_key(parts.size());
+  std::vector<GroupedDurations::Part> finish_parts;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    for (const std::string& name : *parts[p].second) {
+      const auto [group, inserted] = names.add(name);
+      if (inserted) group_names.push_back(name);
+      group_of_key[p].push_back(group);
+    }
+    finish_parts.push_back({parts[p].first, &group_of_key[p]});
+  }
+  const std::vector<DurationStats> stats =
+      GroupedDurations::finish(finish_parts, group_names.size());
+  std::vector<SummaryRow> rows;
+  long long grand_total = 0;
+  for (std::size_t g = 0; g < stats.size(); ++g) {
+    if (stats[g].count == 0) continue;
+    rows.push_back({group_names[g], 0, stats[g]});
+    grand_total += stats[g].total;
+  }
+  for (SummaryRow& row : rows) {
+    row.time_percent = grand_total == 0
+                           ? 0
+                           : round_like_sqlite(static_cast<double>(row.stats.total) * 100.0 /
+                                                   static_cast<double>(grand_total),
+                                               1);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const SummaryRow& a, const SummaryRow& b) {
+    return a.stats.total != b.stats.total ? a.stats.total > b.stats.total : a.name < b.name;
+  });
+  if (rows.size() > keep) rows.resize(keep);
+  return rows;
+}
+
+struct TextKey {
+  long long domain;
+  long long pid;
+  std::uint32_t text;
+  bool operator==(const TextKey&) const = default;
+};
+struct TextKeyHash {
+  std::size_t operator()(const TextKey& k) const {
+    return std::hash<long long>()(k.domain * 1000003 + k.pid) ^ (std::size_t{k.text} << 1);
+  }
+};
+struct TextHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
+
+struct OutOfOrder {};  // rows not in start order: read again, sorted
+
+constexpr long long kRowsPerChunkAtLeast = 50000;
+constexpr unsigned kMostChunks = 4;  // each run of rows first reads the rows before it, briefly
+
+// A step's top-level ranges by key: (ns, first start).
+using Shares = std::map<std::uint32_t, std::pair<long long, long long>>;
+
+struct StepFound {
+  long long step = 0;
+  long long tid = 0;
+  long long start = 0;
+  std::optional<long long> end;  // nullopt: still open when the capture ended
+  Shares shares;
+  std::vector<std::pair<std::uint32_t, long long>> open_shares;  // (key, start)
+};
+
+struct Frame {
+  long long end;                  // LLONG_MAX while open
+  int step = -1;                  // index into the run's steps when this frame is one of its steps
+  long long foreign = LLONG_MIN;  // start of a step that began before the run, else LLONG_MIN
+};
+
+// What one thread learns from one run of rows of NVTX_EVENTS.
+struct ChunkScan {
+  bool out_of_order = false;
+  long long first_start = LLONG_MAX;
+  long long last_start = LLONG_MIN;
+  long long last_time = 0;
+  std::unique_ptr<GroupedDurations> durations = std::make_unique<GroupedDurations>();
+  std::vector<std::pair<std::uint32_t, long long>> open_ranges;  // (key, start)
+  std::vector<StepFound> steps;
+  // Top-level ranges of steps that began before this run, by (thread, step start).
+  std::map<std::pair<long long, long long>, StepFound> foreign_steps;
+  struct KeyInfo {
+    long long domain;
+    long long pid;
+    std::uint32_t text;
+  };
+  std::vector<std::string> texts;
+  std::vector<KeyInfo> keys;
+  std::map<std::pair<long long, long long>, std::pair<long long, std::string>> domains;
+};
+
+// The rows of NVTX_EVENTS with rowid in [first, last] (all when first < 0). With `look_back`
+// (a run that does not begin the table) it first finds the push/pop ranges still open where it
+// begins (few rows, filtered by SQLite alone), so that nesting across the boundary is exact.
+void scan_chunk(const fs::path& file, long long first, long long last, bool look_back, bool sorted,
+                const StepNamePattern& step_name, ChunkScan& scan) {
+  const Database db(file);
+  Strings strings(db);
+  const std::set<std::string> columns = db.columns("NVTX_EVENTS");
+  std::unordered_map<long long, std::uint32_t> text_of_id;
+  std::unordered_map<std::string, std::uint32_t, TextHash, std::equal_to<>> text_of_string;
+  std::unordered_map<TextKey, std::uint32_t, TextKeyHash> key_of;
+  std::vector<std::optional<long long>> step_of_key;
+  std::unordered_map<long long, std::vector<Frame>> stacks;  // per thread
+  std::vector<Frame>* stack = nullptr;                       // the last row's thread's
+  long long stack_tid = 0;
+
+  std::uint32_t last_text_index = UINT32_MAX;
+  const auto text_index = [&](const analyze::RowValues& r) -> std::uint32_t {
+    if (r.type(3) == SQLITE_INTEGER) {
+      const long long id = r.integer(3);
+      const auto found = text_of_id.find(id);
+      if (found != text_of_id.end()) return found->second;
+      const auto index = static_cast<std::uint32_t>(scan.texts.size());
+      scan.texts.push_back(strings.get(id).value_or(""));
+      text_of_id.emplace(id, index);
+      return index;
+    }
+    const std::string_view text = r.text(6);
+    // Runs of the same name are common (a loop of small ranges): skip the hash then.
+    if (last_text_index < scan.texts.size() && scan.texts[last_text_index] == text) {
+      return last_text_index;
+    }
+    const auto found = text_of_string.find(text);
+    if (found != text_of_string.end()) return last_text_index = found->second;
+    const auto index = static_cast<std::uint32_t>(scan.texts.size());
+    scan.texts.emplace_back(text);
+    text_of_string.emplace(std::string(text), index);
+    return last_text_index = index;
+  };
+  TextKey last_text_key{0, 0, 0};  // the last row's key: runs of one name skip the hash
+  std::uint32_t last_key = UINT32_MAX;
+  const auto key_of_row = [&](const analyze::RowValues& rows, long long pid) {
+    const std::uint32_t text = text_index(rows);
+    const long long domain = rows.type(4) == SQLITE_NULL ? -1 : rows.integer(4);
+    const TextKey text_key{domain, pid, text};
+    if (!(text_key == last_text_key) || last_key == UINT32_MAX) {
+      const auto [it, inserted] =
+          key_of.try_emplace(text_key, static_cast<std::uint32_t>(scan.keys.size()));
+      if (inserted) {
+        scan.keys.push_back({domain, pid, text});
+        step_of_key.push_back(step_name.match(scan.texts[text]));
+      }
+      last_text_key = text_key;
+      last_key = it->second;
+    }
+    return last_key;
+  };
+  // Plain columns (expressions cost SQLite more than a type check costs here).
+  const std::vector<std::string> values = {"start",
+                                           "end",
+                                           "eventType",
+                                           column_or_null(columns, "textId"),
+                                           column_or_null(columns, "domainId"),
+                                           column_or_null(columns, "globalTid"),
+                                           column_or_null(columns, "text")};
+
+  if (look_back) {
+    Statement boundary =
+        db.prepare("SELECT start FROM NVTX_EVENTS WHERE rowid >= " + std::to_string(first) +
+                   " ORDER BY rowid LIMIT 1");
+    const long long begins = boundary.step() ? boundary.integer(0) : LLONG_MAX;
+    // Open at the boundary: begun before it, not yet ended (rows in start order, so the
+    // ranges of one thread arrive outermost first).
+    db.scan("NVTX_EVENTS WHERE rowid < " + std::to_string(first) + " AND eventType IN (" +
+                std::to_string(kNvtxPushPopRange) + ", " + std::to_string(kNvtxtPushPopRange) +
+                ") AND (end IS NULL OR end >= " + std::to_string(begins) + ")",
+            values, "", [&](const analyze::RowValues& rows) {
+              const long long tid = rows.integer(5);
+              const long long end = rows.type(1) == SQLITE_NULL ? LLONG_MAX : rows.integer(1);
+              const std::uint32_t key = key_of_row(rows, tid & kPidBits);
+              std::vector<Frame>& frames = stacks[tid];
+              while (!frames.empty() && frames.back().end < end) frames.pop_back();
+              frames.push_back({end, -1, step_of_key[key] ? rows.integer(0) : LLONG_MIN});
+            });
+  }
+
+  const auto row = [&](const analyze::RowValues& rows) {
+    const long long start = rows.integer(0);
+    const bool open = rows.type(1) == SQLITE_NULL;
+    const long long end = open ? LLONG_MAX : rows.integer(1);
+    const long long type = rows.integer(2);
+    scan.last_time = std::max(scan.last_time, open ? start : std::max(start, end));
+    if (start < scan.last_start && scan.last_start != LLONG_MIN) throw OutOfOrder();
+    scan.first_start = std::min(scan.first_start, start);
+    scan.last_start = start;
+    const long long tid = rows.integer(5);
+    const long long pid = tid & kPidBits;
+    if (type == kNvtxDomainCreate) {
+      // The earliest creation names the domain, as nvtxppsum takes it.
+      scan.domains.try_emplace({rows.integer(4), pid}, start, std::string(rows.text(6)));
+      return;
+    }
+    const bool push_pop = type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
+    if (!push_pop && type != kNvtxStartEndRange) return;
+    const std::uint32_t key = key_of_row(rows, pid);
+
+    int step_index = -1;
+    if (step_of_key[key]) {
+      step_index = static_cast<int>(scan.steps.size());
+      scan.steps.push_back(
+          {*step_of_key[key], tid, start, open ? std::nullopt : std::optional(end), {}, {}});
+    }
+    if (!push_pop) return;  // start/end ranges: steps only, as nvtxppsum leaves them out
+
+    if (open) {
+      scan.open_ranges.emplace_back(key, start);
+    } else {
+      scan.durations->add(key, end - start);
+    }
+    // Push/pop ranges nest per thread: the parent is the innermost range still running.
+    if (stack == nullptr || tid != stack_tid) {
+      stack = &stacks[tid];
+      stack_tid = tid;
+    }
+    while (!stack->empty() && stack->back().end < end) stack->pop_back();
+    if (step_index < 0 && !stack->empty()) {
+      const Frame& parent = stack->back();
+      StepFound* step = nullptr;
+      if (parent.step >= 0) {
+        step = &scan.steps[static_cast<std::size_t>(parent.step)];
+      } else if (parent.foreign != LLONG_MIN) {
+        step = &scan.foreign_steps[{tid, parent.foreign}];
+      }
+      if (step != nullptr && open) {
+        step->open_shares.emplace_back(key, start);
+      } else if (step != nullptr) {
+        step->shares.try_emplace(key, 0, start).first->second.first += end - start;
+      }
+    }
+    stack->push_back({end, step_index});
+  };
+
+  try {
+    db.scan("NVTX_EVENTS" + (first >= 0 ? " WHERE rowid BETWEEN " + std::to_string(first) +
+                                              " AND " + std::to_string(last)
+                                        : std::string()),
+            values, sorted ? "start" : "", row);
+  } catch (const OutOfOrder&) {
+    scan.out_of_order = true;
+  }
+}
+
+struct NvtxSummary {
+  std::vector<SummaryRow> rows;
+  std::vector<StepSummary> steps;
+};
+
+// Adds `ns` of `name`, begun at `start`, to a step's shares.
+void add_share(std::vector<RangeShare>& shares, const std::string& name, long long ns,
+               long long start) {
+  const auto same = std::find_if(shares.begin(), shares.end(),
+                                 [&](const RangeShare& r) { return r.range == name; });
+  if (same == shares.end()) {
+    shares.push_back({name, ns, start});
+  } else {
+    same->ns += ns;
+    same->first_start_ns = std::min(same->first_start_ns, start);
+  }
+}
+
+void add_shares(std::vector<RangeShare>& shares, const StepFound& found,
+                const std::vector<std::string>& names, long long last_time) {
+  for (const auto& [key, share] : found.shares) {
+    add_share(shares, names[key], share.first, share.second);
+  }
+  for (const auto& [key, start] : found.open_shares) {
+    add_share(shares, names[key], last_time - start, start);
+  }
+}
+
+// Reads NVTX_EVENTS in up to `threads` runs of rows at once, then joins them in order:
+// durations merge, steps follow one another, and top-level ranges of a step that began in an
+// earlier run join that step.
+std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& db,
+                                          const SummaryOptions& options, bool sorted) {
+  const std::set<std::string> columns = db.columns("NVTX_EVENTS");
+  for (const char* needed : {"start", "end", "eventType"}) {
+    if (!columns.count(needed)) return NvtxSummary{};  // not a form we know: no NVTX data
+  }
+  std::vector<std::pair<long long, long long>> runs = {{-1, -1}};
+  if (!sorted && options.threads > 1) {
+    Statement bounds = db.prepare("SELECT min(rowid), max(rowid) FROM NVTX_EVENTS");
+    if (bounds.step() && !bounds.is_null(0)) {
+      const long long first = bounds.integer(0);
+      const long long last = bounds.integer(1);
+      const long long count =
+          std::clamp<long long>((last - first + 1) / kRowsPerChunkAtLeast, 1,
+                                static_cast<long long>(std::min(options.threads, kMostChunks)));
+      if (count > 1) {
+        runs.clear();
+        const long long size = (last - first + count) / count;
+        for (long long c = 0; c < count; ++c) {
+          runs.emplace_back(first + c * size, c + 1 == count ? last : first + (c + 1) * size - 1);
+        }
+      }
+    }
+  }
+  std::vector<ChunkScan> chunks(runs.size());
+  std::vector<std::exception_ptr> errors(runs.size());
+  std::vector<std::thread> threads;
+  for (std::size_t c = 0; c < runs.size(); ++c) {
+    const auto work = [&, c] {
+      try {
+        // The first run needs no look back: nothing is open before the table begins.
+        scan_chunk(file, runs[c].first, runs[c].second, c > 0, sorted, options.step_name,
+                   chunks[c]);
+      } catch (...) {
+        errors[c] = std::current_exception();
+      }
+    };
+    if (c + 1 < runs.size()) {
+      threads.emplace_back(work);
+    } else {
+      work();
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    if (chunks[c].out_of_order) return std::nullopt;
+    if (c > 0 && chunks[c].first_start < chunks[c - 1].last_start &&
+        chunks[c - 1].last_start != LLONG_MIN) {
+      return std::nullopt;
+    }
+  }
+
+  // Names: "<domain>:<text>" for ranges of a named domain, else the text, as nvtxppsum.
+  std::map<std::pair<long long, long long>, std::pair<long long, std::string>> domains;
+  long long last_time = 0;
+  for (const ChunkScan& chunk : chunks) {
+    last_time = std::max(last_time, chunk.last_time);
+    for (const auto& [id, named] : chunk.domains) {
+      const auto [it, inserted] = domains.try_emplace(id, named);
+      if (!inserted && named.first < it->second.first) it->second = named;
+    }
+  }
+  std::vector<std::vector<std::string>> names(chunks.size());
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    for (const ChunkScan::KeyInfo& info : chunks[c].keys) {
+      const auto domain = domains.find({info.domain, info.pid});
+      const std::string& text = chunks[c].texts[info.text];
+      names[c].push_back(domain == domains.end() ? text : domain->second.second + ":" + text);
+    }
+  }
+
+  NvtxSummary out;
+  std::map<std::pair<long long, long long>, std::size_t> step_at;  // (thread, start) -> index
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    ChunkScan& chunk = chunks[c];
+    // Ranges never closed last until the last event, as nvtxppsum counts them.
+    for (const auto& [key, start] : chunk.open_ranges) chunk.durations->add(key, last_time - start);
+    for (const auto& [at, found] : chunk.foreign_steps) {
+      const auto step = step_at.find(at);
+      if (step != step_at.end())
+        add_shares(out.steps[step->second].shares, found, names[c], last_time);
+    }
+    for (const StepFound& found : chunk.steps) {
+      StepSummary step;
+      step.step = found.step;
+      step.start_ns = found.start;
+      step.end_ns = found.end.value_or(last_time);
+      add_shares(step.shares, found, names[c], last_time);
+      step_at[{found.tid, found.start}] = out.steps.size();
+      out.steps.push_back(std::move(step));
+    }
+  }
+  // The step's own order: forward, backward, optimizer.
+  for (StepSummary& step : out.steps) {
+    std::stable_sort(step.shares.begin(), step.shares.end(),
+                     [](const RangeShare& a, const RangeShare& b) {
+                       return a.first_start_ns < b.first_start_ns;
+                     });
+  }
+  std::vector<std::pair<GroupedDurations*, const std::vector<std::string>*>> parts;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    parts.emplace_back(chunks[c].durations.get(), &names[c]);
+  }
+  out.rows = summary_rows(parts, SIZE_MAX);
+  return out;
+}
+
+// Merged GPU activity (kernels, copies, sets) overlapping each step.
+void add_gpu_busy(const Database& db, std::vector<StepSummary>& steps) {
+  std::string sql;
+  for (const char* table :
+       {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    const auto columns = db.columns(table);
+    if (!columns.count("start") || !columns.count("end")) continue;
+    if (!sql.empty()) sql += " UNION ALL ";
+    sql += std::string("SELECT start, end FROM ") + table;
+  }
+  for (StepSummary& s : steps) s.gpu_busy_ns = 0;
+  if (sql.empty() || steps.empty()) return;
+  std::vector<std::size_t> order(steps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return steps[a].start_ns < steps[b].start_ns; });
+  std::size_t first = 0;
+  const auto add_interval = [&](long long a, long long b) {
+    while (first < order.size() && steps[order[first]].end_ns <= a) ++first;
+    for (std::size_t i = first; i < order.size() && steps[order[i]].start_ns < b; ++i) {
+      StepSummary& s = steps[order[i]];
+      const long long overlap = std::min(b, s.end_ns) - std::max(a, s.start_ns);
+      if (overlap > 0) *s.gpu_busy_ns += overlap;
+    }
+  };
+  Statement rows = db.prepare(sql + " ORDER BY 1");
+  bool have = false;
+  long long run_start = 0;
+  long long run_end = 0;
+  while (rows.step()) {
+    const long long a = rows.integer(0);
+    const long long b = rows.integer(1);
+    if (have && a <= run_end) {
+      run_end = std::max(run_end, b);
+      continue;
+    }
+    if (have) add_interval(run_start, run_end);
+    have = true;
+    run_start = a;
+    run_end = b;
+  }
+  if (have) add_interval(run_start, run_end);
+}
+
+// A table of (name id, duration) rows summarised by name, names from StringIds.
+std::vector<SummaryRow> summarize_named_durations(Statement rows, Strings& strings,
+                                                  std::size_t keep, long long* distinct) {
+  GroupedDurations durations;
+  Interner<long long> ids;
+  std::vector<long long> id_of_key;
+  while (rows.step()) {
+    const long long id = rows.is_null(0) ? -1 : rows.integer(0);
+    const auto [key, inserted] = ids.add(id);
+    if (inserted) id_of_key.push_back(id);
+    durations.add(key, rows.integer(1));
+  }
+  std::vector<std::string> names;
+  for (long long id : id_of_key) names.push_back(strings.get(id).value_or(std::to_string(id)));
+  std::vector<SummaryRow> all = summary_rows({{&durations, &names}}, SIZE_MAX);
+  if (distinct != nullptr) *distinct = static_cast<long long>(all.size());
+  if (all.size() > keep) all.resize(keep);
+  return all;
+}
+
+std::vector<SummaryRow> kernel_summary(const Database& db, Strings& strings, std::size_t keep,
+                                       long long* distinct) {
+  const auto columns = db.columns("CUPTI_ACTIVITY_KIND_KERNEL");
+  std::vector<std::string> name_columns;
+  for (const char* c : {"shortName", "demangledName", "mangledName"}) {
+    if (columns.count(c)) name_columns.push_back(c);
+  }
+  if (!columns.count("start") || !columns.count("end") || name_columns.empty()) return {};
+  std::string name = name_columns.size() == 1 ? name_columns[0] : "COALESCE(";
+  if (name_columns.size() > 1) {
+    for (std::size_t i = 0; i < name_columns.size(); ++i) {
+      name += (i ? ", " : "") + name_columns[i];
+    }
+    name += ")";
+  }
+  return summarize_named_durations(
+      db.prepare("SELECT " + name + ", end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"), strings, keep,
+      distinct);
+}
+
+std::vector<SummaryRow> osrt_summary(const Database& db, Strings& strings) {
+  const auto columns = db.columns("OSRT_API");
+  if (!columns.count("start") || !columns.count("end") || !columns.count("nameId")) return {};
+  const std::string filter =
+      columns.count("eventClass") ? " WHERE eventClass = " + std::to_string(kOsrtApiClass) : "";
+  return summarize_named_durations(db.prepare("SELECT nameId, end - start FROM OSRT_API" + filter),
+                                   strings, SIZE_MAX, nullptr);
+}
+
+}  // namespace
+
+ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOptions& options) {
+  const Database db(sqlite_export);
+  Strings strings(db);
+  ProcessSummary summary;
+  summary.export_file = sqlite_export;
+  summary.has_nvtx = db.has_table("NVTX_EVENTS");
+  summary.has_gpu = db.has_table("CUPTI_ACTIVITY_KIND_KERNEL") ||
+                    db.has_table("CUPTI_ACTIVITY_KIND_MEMCPY") ||
+                    db.has_table("CUPTI_ACTIVITY_KIND_MEMSET");
+  summary.has_osrt = db.has_table("OSRT_API");
+
+  if (summary.has_nvtx) {
+    std::optional<NvtxSummary> nvtx = summarize_nvtx(sqlite_export, db, options, false);
+    if (!nvtx) nvtx = summarize_nvtx(sqlite_export, db, options, true);
+    summary.nvtx = std::move(nvtx->rows);
+    summary.steps = std::move(nvtx->steps);
+  }
+  if (summary.has_gpu) {
+    summary.kernels = kernel_summary(db, strings, options.top_kernels, &summary.kernel_names);
+    add_gpu_busy(db, summary.steps);
+  }
+  if (summary.has_osrt) summary.osrt = osrt_summary(db, strings);
+  return summary;
+}
+
+}  // namespace nsel

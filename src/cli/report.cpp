@@ -1,0 +1,239 @@
+// nsel report: summarise many reports at once (per step, per worker, across workers).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "nsel/error.hpp"
+#include "nsel/process.hpp"
+#include "nsel/report_comparison.hpp"
+#include "nsel/report_exports.hpp"
+#include "nsel/report_render.hpp"
+#include "nsel/report_summary.hpp"
+
+namespace nsel::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportOptions {
+  std::vector<std::string> paths;
+  bool json = false;
+  std::string csv_dir;
+  std::string html_file;
+  std::string step_name = "step {n}";
+  std::string straggler_percent = "10";
+  std::size_t top_kernels = 10;
+  unsigned jobs = 0;
+  std::string cache_dir;
+  bool quiet = false;
+};
+
+double parse_percent(const std::string& text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
+    throw Error(bad_value("--straggler-percent", text, "not a percentage",
+                          "a number >= 0, for example 10 (10 % above the step's median)"));
+  }
+  return value;
+}
+
+// Progress on stderr: one line redrawn on a terminal, a line per export otherwise.
+class Progress {
+ public:
+  Progress(std::size_t total, bool quiet)
+      : total_(total), quiet_(quiet), terminal_(isatty(STDERR_FILENO) == 1) {}
+  void exporting(const fs::path& report) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    exporting_.insert(report);
+    if (!quiet_ && !terminal_) {
+      std::fprintf(stderr, "nsel report: exporting %s\n", report.c_str());
+    }
+    redraw();
+  }
+  void done(const fs::path& report) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++done_;
+    exporting_.erase(report);
+    redraw();
+  }
+  void finish() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (terminal_ && !quiet_) std::fputs("\r\033[K", stderr);
+  }
+
+ private:
+  void redraw() {
+    if (quiet_ || !terminal_) return;
+    std::fprintf(stderr, "\r\033[Knsel report: %zu/%zu reports read", done_, total_);
+    if (!exporting_.empty()) std::fprintf(stderr, " (%zu exporting)", exporting_.size());
+    std::fflush(stderr);
+  }
+  std::mutex mutex_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::set<fs::path> exporting_;
+  bool quiet_;
+  bool terminal_;
+};
+
+int run_report(const ReportOptions& options) {
+  SummaryOptions summary_options{StepNamePattern(options.step_name, "--step-name"),
+                                 options.top_kernels};
+  const double straggler_percent = parse_percent(options.straggler_percent);
+  std::vector<fs::path> roots;
+  for (const std::string& p : options.paths) roots.emplace_back(p);
+  if (roots.empty()) roots.emplace_back("/tmp/ray");
+  const std::vector<fs::path> reports = find_report_files(roots, "PATH");
+  if (reports.empty()) {
+    std::string where;
+    for (const fs::path& r : roots) where += (where.empty() ? "" : ", ") + quote(r.string());
+    throw Error("no reports (.nsys-rep) or exports (.sqlite) found under " + where, 1);
+  }
+
+  ExportSettings export_settings;
+  export_settings.cache_dir =
+      options.cache_dir.empty()
+          ? default_export_cache_dir(environment("XDG_CACHE_HOME"), environment("HOME"))
+          : fs::path(options.cache_dir);
+  const bool needs_nsys = std::any_of(reports.begin(), reports.end(),
+                                      [](const fs::path& r) { return r.extension() != ".sqlite"; });
+  if (needs_nsys) {
+    const std::optional<std::string> nsys = find_nsys();
+    if (!nsys) {
+      throw Error("nsys is not on PATH: it is needed to export " + quote(reports.front().string()) +
+                      "; install Nsight Systems, or pass .sqlite exports",
+                  1);
+    }
+    export_settings.nsys = *nsys;
+  }
+  Progress progress(reports.size(), options.quiet);
+  export_settings.exporting = [&progress](const fs::path& report) { progress.exporting(report); };
+  export_settings.run = [](const std::vector<std::string>& argv) {
+    return wait_exit_code(spawn_process(argv, {}, "", ChildOutput::discard));
+  };
+
+  std::vector<std::optional<ProcessSummary>> summaries(reports.size());
+  std::vector<std::optional<std::string>> errors(reports.size());
+  const unsigned cpus =
+      std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
+  const unsigned jobs = std::min<unsigned>(cpus, static_cast<unsigned>(reports.size()));
+  // CPUs left over when there are fewer reports than CPUs read a report's NVTX table in parts.
+  summary_options.threads = std::max(1u, cpus / jobs);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < reports.size(); i = next++) {
+      const fs::path& report = reports[i];
+      try {
+        const ExportResult export_file = ensure_export(report, export_settings);
+        ProcessSummary summary = summarize_export(export_file.file, summary_options);
+        summary.identity = identify_report(report);
+        summary.report = report;
+        summaries[i] = std::move(summary);
+        progress.done(report);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+        progress.done(report);
+      }
+    }
+  };
+
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  progress.finish();
+
+  ReportSet set;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (summaries[i]) set.processes.push_back(std::move(*summaries[i]));
+    if (errors[i]) {
+      // One line per unreadable report, in the reports' order, whatever finished first.
+      std::fprintf(stderr, "nsel: %s\n", errors[i]->c_str());
+      set.failures.push_back({reports[i], *errors[i]});
+    }
+  }
+  std::stable_sort(set.processes.begin(), set.processes.end(),
+                   [](const ProcessSummary& a, const ProcessSummary& b) {
+                     return a.identity.label() < b.identity.label();
+                   });
+  set.comparison = compare_steps(set.processes, straggler_percent);
+
+  if (!options.csv_dir.empty()) {
+    write_csv(set, options.csv_dir);
+    if (!options.quiet)
+      std::fprintf(stderr, "nsel report: wrote CSV files to %s\n", options.csv_dir.c_str());
+  }
+  if (!options.html_file.empty()) {
+    write_file_atomically(options.html_file, render_html(set));
+    if (!options.quiet) std::fprintf(stderr, "nsel report: wrote %s\n", options.html_file.c_str());
+  }
+  if (options.json) {
+    std::printf("%s\n", render_json(set).dump(2).c_str());
+  } else {
+    std::fputs(render_text(set).c_str(), stdout);
+  }
+  return set.failures.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+Action add_report(CLI::App& app) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "report",
+      "Summarise many reports at once: per process, per step, across workers.\n\n"
+      "Takes reports (.nsys-rep), SQLite exports (.sqlite) and folders (searched recursively;\n"
+      "default /tmp/ray). Each report is exported once with 'nsys export --type sqlite'; the\n"
+      "export is kept beside it (or in --cache-dir when that folder is read-only) and made\n"
+      "again only when the report is newer. Reports are read in parallel.\n\n"
+      "Per process: identity (worker, rank, node, PID from a manifest or the file name), the\n"
+      "duration of every step (NVTX ranges named by --step-name), the NVTX range summary with\n"
+      "the columns of 'nsys stats -r nvtxppsum', top CUDA kernels and GPU busy/idle time per\n"
+      "step when the report has GPU data, and the OS runtime summary. Across processes: step\n"
+      "time by worker, the slowest worker per step, stragglers, and the share of each step\n"
+      "spent in each top-level NVTX range.\n\n"
+      "Exit code 0; 1 when a report could not be read (the others are still summarised);\n"
+      "2 for bad options.\n\n"
+      "Examples:\n"
+      "  nsel report /tmp/ray/session_latest/logs/nsight\n"
+      "  nsel report run1/ --html run1.html --csv run1-csv\n"
+      "  nsel report --json a.nsys-rep b.nsys-rep | jq '.steps'");
+  sub->add_option("PATH", options->paths, "reports, exports or folders (default /tmp/ray)");
+  sub->add_flag("--json", options->json, "print one JSON document instead of tables");
+  sub->add_option("--csv", options->csv_dir, "also write CSV tables into this folder")
+      ->type_name("DIR");
+  sub->add_option("--html", options->html_file,
+                  "also write a self-contained HTML page (timeline and tables)")
+      ->type_name("FILE");
+  sub->add_option("--step-name", options->step_name,
+                  "NVTX range name of a step, {n} standing for its number")
+      ->capture_default_str()
+      ->type_name("PATTERN");
+  sub->add_option("--straggler-percent", options->straggler_percent,
+                  "a step time this many percent above the step's median across workers marks "
+                  "a straggler")
+      ->capture_default_str()
+      ->type_name("P");
+  sub->add_option("--top", options->top_kernels, "CUDA kernels listed per process")
+      ->capture_default_str()
+      ->type_name("N");
+  sub->add_option("-j,--jobs", options->jobs, "reports read at once (default: one per CPU)")
+      ->type_name("N");
+  sub->add_option("--cache-dir", options->cache_dir,
+                  "where exports go when a report's folder is read-only (default "
+                  "$XDG_CACHE_HOME/nsel/exports or ~/.cache/nsel/exports)")
+      ->type_name("DIR");
+  sub->add_flag("-q,--quiet", options->quiet, "no progress on stderr");
+  return [options](const std::vector<std::string>&) { return run_report(*options); };
+}
+
+}  // namespace nsel::cli

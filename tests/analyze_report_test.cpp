@@ -1,0 +1,392 @@
+// Summaries, comparisons and report discovery of `nsel report`, on small inputs with known
+// answers. The real-nsys golden tests are in report_test.cpp; the GPU tables can only be tested
+// here, on a hand-built SQLite file that stands in for the export of a GPU report.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "analyze/duration_stats.hpp"
+#include "nsel/error.hpp"
+#include "nsel/report_comparison.hpp"
+#include "nsel/report_exports.hpp"
+#include "nsel/report_render.hpp"
+#include "nsel/report_summary.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& label) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("nsel-analyze-" + label + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void execute(const fs::path& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  const std::string message = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+// The exact answer, the slow way.
+nsel::DurationStats brute_force(std::vector<std::int64_t> v) {
+  nsel::DurationStats s;
+  std::sort(v.begin(), v.end());
+  s.count = static_cast<long long>(v.size());
+  for (auto x : v) s.total += x;
+  s.min = v.front();
+  s.max = v.back();
+  s.mean = static_cast<double>(s.total) / static_cast<double>(s.count);
+  const std::size_t n = v.size();
+  s.median = (static_cast<double>(v[(n - 1) / 2]) + static_cast<double>(v[n / 2])) / 2.0;
+  double squares = 0;
+  for (auto x : v) squares += (static_cast<double>(x) - s.mean) * (static_cast<double>(x) - s.mean);
+  s.stddev = n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0.0;
+  return s;
+}
+
+}  // namespace
+
+TEST(GroupedDurations, ExactStatisticsBeyondTheInMemoryBuffer) {
+  // 300,000 values (more than the in-memory buffer, so most go through the temporary file)
+  // in groups of very different shapes; keys 3 and 4 are one group, as equal names are.
+  std::mt19937_64 random(7);
+  std::vector<std::vector<std::int64_t>> groups(5);
+  nsel::analyze::GroupedDurations durations;
+  const std::vector<std::uint32_t> group_of_key = {0, 1, 2, 3, 3, 4};
+  for (int i = 0; i < 300000; ++i) {
+    const std::uint32_t key = static_cast<std::uint32_t>(random() % 6);
+    std::int64_t value = 0;
+    switch (key) {
+      case 0:
+        value = static_cast<std::int64_t>(random() % 1000);
+        break;  // narrow
+      case 1:
+        value = static_cast<std::int64_t>(random() % 2000000000000LL);
+        break;  // wide
+      case 2:
+        value = 42;
+        break;  // constant
+      case 3:
+        value = static_cast<std::int64_t>(random() % 50);
+        break;
+      case 4:
+        value = 1000000 + static_cast<std::int64_t>(random() % 7);
+        break;  // many equal
+      default:
+        value = static_cast<std::int64_t>(random() % 100000);
+        break;
+    }
+    if (key == 5 && groups[4].size() >= 11) continue;  // a small group: 11 values
+    groups[group_of_key[key]].push_back(value);
+    durations.add(key, value);
+  }
+  const auto stats = durations.finish(group_of_key, groups.size());
+  ASSERT_EQ(stats.size(), groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const nsel::DurationStats want = brute_force(groups[g]);
+    EXPECT_EQ(stats[g].count, want.count) << g;
+    EXPECT_EQ(stats[g].total, want.total) << g;
+    EXPECT_EQ(stats[g].min, want.min) << g;
+    EXPECT_EQ(stats[g].max, want.max) << g;
+    EXPECT_EQ(stats[g].median, want.median) << g;
+    EXPECT_DOUBLE_EQ(stats[g].mean, want.mean) << g;
+    EXPECT_NEAR(stats[g].stddev, want.stddev, want.stddev * 1e-9 + 1e-9) << g;
+  }
+}
+
+TEST(GroupedDurations, EvenCountMedianIsTheMeanOfTheMiddleTwo) {
+  nsel::analyze::GroupedDurations durations;
+  for (std::int64_t v : {10, 40, 20, 30}) durations.add(0, v);
+  const auto stats = durations.finish(std::vector<std::uint32_t>{0}, 1);
+  EXPECT_EQ(stats[0].median, 25.0);
+  EXPECT_EQ(stats[0].stddev, std::sqrt(500.0 / 3.0));
+}
+
+TEST(StepNamePattern, MatchesTheNumberInItsPlace) {
+  const nsel::StepNamePattern plain;
+  EXPECT_EQ(plain.match("step 12"), 12);
+  EXPECT_EQ(plain.match("step 2 fwd"), std::nullopt);
+  EXPECT_EQ(plain.match("step "), std::nullopt);
+  EXPECT_EQ(plain.match("steps 2"), std::nullopt);
+  const nsel::StepNamePattern custom("train_step_{n}/loop");
+  EXPECT_EQ(custom.match("train_step_7/loop"), 7);
+  EXPECT_EQ(custom.match("train_step_7"), std::nullopt);
+}
+
+TEST(StepNamePattern, RejectsAPatternWithoutOneNumberPlace) {
+  try {
+    nsel::StepNamePattern bad("step", "--step-name");
+    FAIL();
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--step-name='step': the step number's place \"{n}\" must appear once; expected an "
+              "NVTX range name with {n} where the step number goes, for example 'step {n}' or "
+              "'train_step_{n}'");
+    EXPECT_EQ(e.exit_code(), 2);
+  }
+  EXPECT_THROW(nsel::StepNamePattern("{n}{n}"), nsel::Error);
+}
+
+TEST(RoundLikeSqlite, HalvesGoAwayFromZero) {
+  EXPECT_EQ(nsel::round_like_sqlite(1234.25, 1), 1234.3);
+  EXPECT_EQ(nsel::round_like_sqlite(0.05, 1), 0.1);
+  EXPECT_EQ(nsel::round_like_sqlite(7.75, 1), 7.8);
+}
+
+// A stand-in for the SQLite export of a GPU report (no GPU here to make a real one): the
+// documented tables with the columns nsel reads, and times chosen so every answer is known.
+TEST(GpuStandIn, KernelSummaryAndGpuBusyPerStep) {
+  const fs::path dir = fresh_dir("gpu");
+  const fs::path db = dir / "gpu_standin_export.sqlite";
+  execute(db, R"(
+    CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO StringIds VALUES (1, 'step 1'), (2, 'step 2'), (10, 'gemm'), (11, 'relu'),
+      (12, 'void gemm_kernel<float>(float*)'), (13, 'void relu_kernel(float*)');
+    CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+      rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
+      endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER);
+    INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId) VALUES
+      (1000, 2000, 59, 77, 1, 0), (2000, 3500, 59, 77, 2, 0);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+      deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,
+      globalPid INTEGER, demangledName INTEGER, shortName INTEGER, gridX INTEGER, gridY INTEGER,
+      gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, streamId, demangledName, shortName) VALUES
+      (1100, 1300, 1, 12, 10), (1200, 1400, 2, 12, 10), (1500, 1550, 1, 13, 11),
+      (2200, 2600, 1, 12, 10), (3400, 3600, 1, 13, 11);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
+      deviceId INTEGER, streamId INTEGER, bytes INTEGER, copyKind INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, bytes) VALUES (1900, 2100, 4096);
+  )");
+  const nsel::ProcessSummary s = nsel::summarize_export(db, {nsel::StepNamePattern(), 10});
+  EXPECT_TRUE(s.has_gpu);
+  EXPECT_FALSE(s.has_osrt);
+  ASSERT_EQ(s.steps.size(), 2u);
+  // Step 1 [1000,2000): [1100,1400) + [1500,1550) + [1900,2000) of the copy.
+  EXPECT_EQ(s.steps[0].gpu_busy_ns, 450);
+  // Step 2 [2000,3500): [2000,2100) + [2200,2600) + [3400,3500).
+  EXPECT_EQ(s.steps[1].gpu_busy_ns, 600);
+  ASSERT_EQ(s.kernels.size(), 2u);
+  EXPECT_EQ(s.kernel_names, 2);
+  EXPECT_EQ(s.kernels[0].name, "gemm");
+  EXPECT_EQ(s.kernels[0].stats.count, 3);
+  EXPECT_EQ(s.kernels[0].stats.total, 800);
+  EXPECT_EQ(s.kernels[0].stats.median, 200);
+  EXPECT_EQ(nsel::round_like_sqlite(s.kernels[0].stats.stddev, 1), 115.5);
+  EXPECT_EQ(s.kernels[0].time_percent, 76.2);
+  EXPECT_EQ(s.kernels[1].name, "relu");
+  EXPECT_EQ(s.kernels[1].stats.median, 125);
+  EXPECT_EQ(s.kernels[1].time_percent, 23.8);
+
+  const nsel::ProcessSummary top1 = nsel::summarize_export(db, {nsel::StepNamePattern(), 1});
+  ASSERT_EQ(top1.kernels.size(), 1u);
+  EXPECT_EQ(top1.kernel_names, 2);
+
+  nsel::ReportSet set;
+  set.processes.push_back(s);
+  set.comparison = nsel::compare_steps(set.processes, 10);
+  const std::string text = nsel::render_text(set);
+  EXPECT_NE(text.find("GPU busy (ms)"), std::string::npos) << text;
+  EXPECT_NE(text.find("CUDA kernels (top 2 of 2 by total time)"), std::string::npos) << text;
+  const auto json = nsel::render_json(set);
+  EXPECT_EQ(json["processes"][0]["steps"][1]["gpu_idle_ns"], 900);
+  fs::remove_all(dir);
+}
+
+TEST(Summary, MissingTablesMeanNoDataAndRowsOutOfOrderAreSorted) {
+  const fs::path dir = fresh_dir("tables");
+  const fs::path empty = dir / "no_tables.sqlite";
+  execute(empty, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);");
+  const nsel::ProcessSummary none = nsel::summarize_export(empty, {});
+  EXPECT_FALSE(none.has_nvtx);
+  EXPECT_FALSE(none.has_gpu);
+  EXPECT_FALSE(none.has_osrt);
+  EXPECT_TRUE(none.steps.empty());
+
+  // A future export: extra columns, no domain column, rows not in start order.
+  const fs::path newer = dir / "newer.sqlite";
+  execute(newer, R"(
+    CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT,
+      globalTid INTEGER, futureColumn TEXT);
+    INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES
+      (150, 180, 59, 'inner', 5), (100, 300, 59, 'step 1', 5), (120, 200, 59, 'forward', 5),
+      (210, 290, 59, 'backward', 5), (220, 230, 59, 'inner', 5), (130, 140, 59, 'elsewhere', 6);
+  )");
+  const nsel::ProcessSummary s = nsel::summarize_export(newer, {});
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].duration_ns(), 200);
+  ASSERT_EQ(s.steps[0].shares.size(), 2u);
+  EXPECT_EQ(s.steps[0].shares[0].range, "forward");
+  EXPECT_EQ(s.steps[0].shares[0].ns, 80);
+  EXPECT_EQ(s.steps[0].shares[1].range, "backward");
+  EXPECT_EQ(s.steps[0].shares[1].ns, 80);
+  ASSERT_EQ(s.nvtx.size(), 5u);
+  EXPECT_EQ(s.nvtx[0].name, "step 1");
+
+  const fs::path junk = dir / "junk.sqlite";
+  std::ofstream(junk) << "not a database at all, just some text that is long enough";
+  try {
+    nsel::summarize_export(junk, {});
+    FAIL();
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "'" + junk.string() + "': not a SQLite export (file is not a database)");
+    EXPECT_EQ(e.exit_code(), 1);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(CompareSteps, SlowestAndStragglersAgainstTheMedian) {
+  std::vector<nsel::ProcessSummary> processes(4);
+  const long long times[4][2] = {{100, 200}, {105, 200}, {130, 205}, {100, 0}};
+  for (int p = 0; p < 4; ++p) {
+    processes[p].identity.worker = "w" + std::to_string(p);
+    for (int s = 0; s < 2; ++s) {
+      if (times[p][s] == 0) continue;  // w3 has no step 2
+      processes[p].steps.push_back({s + 1, 1000, 1000 + times[p][s], {}, std::nullopt});
+    }
+  }
+  const nsel::StepComparison c = nsel::compare_steps(processes, 10);
+  ASSERT_EQ(c.steps.size(), 2u);
+  EXPECT_EQ(c.steps[0].median_ns, 102.5);
+  EXPECT_EQ(c.steps[0].slowest, 2u);
+  EXPECT_EQ(c.steps[0].stragglers, std::vector<std::size_t>{2});
+  EXPECT_FALSE(c.steps[1].duration_ns[3].has_value());
+  EXPECT_EQ(c.steps[1].median_ns, 200);
+  EXPECT_EQ(c.steps[1].slowest, 2u);
+  EXPECT_TRUE(c.steps[1].stragglers.empty());  // 2.5 % above: under the threshold
+  EXPECT_EQ(nsel::compare_steps(processes, 1).steps[1].stragglers, std::vector<std::size_t>{2});
+}
+
+TEST(FindReportFiles, WalksFoldersAndSkipsCachedExports) {
+  const fs::path dir = fresh_dir("find");
+  fs::create_directories(dir / "session_1/logs/nsight");
+  const fs::path a = dir / "session_1/logs/nsight/dtensor_policy_worker_2:4_11.nsys-rep";
+  const fs::path a_export = dir / "session_1/logs/nsight/dtensor_policy_worker_2:4_11.sqlite";
+  const fs::path b = dir / "worker_process_12.sqlite";
+  for (const fs::path& f : {a, a_export, b, dir / "notes.txt"}) std::ofstream(f) << "x";
+  const auto found = nsel::find_report_files({dir, a});
+  EXPECT_EQ(found, (std::vector<fs::path>{a, b}));
+  try {
+    nsel::find_report_files({dir / "missing"});
+    FAIL();
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "PATH='" + (dir / "missing").string() +
+                  "': no such file or folder; expected a report (.nsys-rep), an export (.sqlite) "
+                  "or a folder holding them");
+    EXPECT_EQ(e.exit_code(), 2);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(IdentifyReport, FromTheFileNameTheSyncedLayoutAndAManifest) {
+  const fs::path dir = fresh_dir("identity");
+  const fs::path nested = dir / "ray/node-7/session_2026-01-01_00-00-00_000000_1/logs/nsight";
+  fs::create_directories(nested);
+  const auto id = nsel::identify_report(nested / "megatron_policy_worker_3:5_4242.nsys-rep");
+  EXPECT_EQ(id.worker, "megatron_policy_worker");
+  EXPECT_EQ(id.pid, 4242);
+  ASSERT_TRUE(id.window.has_value());
+  EXPECT_EQ(id.window->text(), "3:5");
+  EXPECT_EQ(id.node, "node-7");
+  EXPECT_EQ(id.label(), "megatron_policy_worker/4242");
+  EXPECT_EQ(nsel::identify_report(dir / "worker_process_9.sqlite").label(), "worker_process/9");
+  EXPECT_EQ(nsel::identify_report(dir / "other.nsys-rep").label(), "other");
+
+  std::ofstream(dir / "worker_process_9.json") << R"({"rank": 3, "node": "gpu-node-2"})";
+  const auto with_manifest = nsel::identify_report(dir / "worker_process_9.nsys-rep");
+  EXPECT_EQ(with_manifest.rank, 3);
+  EXPECT_EQ(with_manifest.node, "gpu-node-2");
+  std::ofstream(dir / "worker_process_9.json") << "{ not json";
+  EXPECT_FALSE(nsel::identify_report(dir / "worker_process_9.nsys-rep").rank.has_value());
+  fs::remove_all(dir);
+}
+
+// Reading a large NVTX table in several runs of rows at once gives exactly what one run gives,
+// with steps, and ranges inside them, crossing the boundaries between runs.
+TEST(Summary, ParallelRunsOfRowsAgreeWithOneRun) {
+  const fs::path dir = fresh_dir("chunks");
+  const fs::path db = dir / "many_ranges.sqlite";
+  std::string sql =
+      "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+      "INSERT INTO StringIds VALUES (1, 'forward'), (2, 'layer'), (3, 'backward');"
+      "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT "
+      "NULL, text TEXT, globalTid INTEGER, textId INTEGER, domainId INTEGER);"
+      "INSERT INTO NVTX_EVENTS VALUES (0, NULL, 75, 'io', 1, NULL, 1);"
+      "BEGIN;";
+  long long t = 10;
+  std::mt19937 random(3);
+  for (int step = 1; step <= 6; ++step) {
+    std::string rows;
+    const long long step_start = t;
+    std::string inner;
+    for (int phase = 0; phase < 2; ++phase) {
+      const long long phase_start = ++t;
+      for (int i = 0; i < 15000; ++i) {
+        const long long a = ++t;
+        t += 1 + static_cast<long long>(random() % 50);
+        inner += "(" + std::to_string(a) + "," + std::to_string(t) + ",59,NULL,1,2,0),";
+      }
+      // Parents are stored before their children (rows are in start order).
+      rows += "(" + std::to_string(phase_start) + "," + std::to_string(++t) + ",59,NULL,1," +
+              (phase == 0 ? "1" : "3") + ",0)," + inner;
+      inner.clear();
+    }
+    rows += "(" + std::to_string(t - 5) + "," + std::to_string(t - 2) + ",59,'save',1,NULL,1),";
+    const long long step_end = ++t + (step == 6 ? 0 : 0);
+    const std::string step_row = "(" + std::to_string(step_start) + "," +
+                                 (step == 6 ? "NULL" : std::to_string(step_end)) + ",59,'step " +
+                                 std::to_string(step) + "',1,NULL,0),";
+    rows = step_row + rows;
+    rows.back() = ';';
+    sql += "INSERT INTO NVTX_EVENTS VALUES " + rows;
+  }
+  sql += "COMMIT;";
+  execute(db, sql);
+
+  nsel::SummaryOptions one;
+  nsel::SummaryOptions three;
+  three.threads = 3;
+  const nsel::ProcessSummary a = nsel::summarize_export(db, one);
+  const nsel::ProcessSummary b = nsel::summarize_export(db, three);
+  ASSERT_EQ(a.steps.size(), 6u);
+  ASSERT_EQ(b.steps.size(), 6u);
+  for (std::size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(a.steps[i].start_ns, b.steps[i].start_ns);
+    EXPECT_EQ(a.steps[i].end_ns, b.steps[i].end_ns);
+    ASSERT_EQ(a.steps[i].shares.size(), 2u) << i;
+    ASSERT_EQ(b.steps[i].shares.size(), 2u) << i;
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(a.steps[i].shares[k].range, b.steps[i].shares[k].range);
+      EXPECT_EQ(a.steps[i].shares[k].ns, b.steps[i].shares[k].ns);
+    }
+  }
+  EXPECT_EQ(a.steps[0].shares[0].range, "forward");
+  ASSERT_EQ(a.nvtx.size(), b.nvtx.size());
+  for (std::size_t i = 0; i < a.nvtx.size(); ++i) {
+    EXPECT_EQ(a.nvtx[i].name, b.nvtx[i].name);
+    EXPECT_EQ(a.nvtx[i].stats.count, b.nvtx[i].stats.count);
+    EXPECT_EQ(a.nvtx[i].stats.total, b.nvtx[i].stats.total);
+    EXPECT_EQ(a.nvtx[i].stats.median, b.nvtx[i].stats.median);
+    EXPECT_NEAR(a.nvtx[i].stats.stddev, b.nvtx[i].stats.stddev, 1e-6 * a.nvtx[i].stats.stddev);
+  }
+  EXPECT_EQ(a.nvtx[0].name, "layer");
+  EXPECT_EQ(a.nvtx[0].stats.count, 6 * 2 * 15000);
+  bool domain = false;
+  for (const auto& row : a.nvtx) domain |= row.name == "io:save";
+  EXPECT_TRUE(domain);
+  fs::remove_all(dir);
+}
