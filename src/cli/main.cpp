@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   add("plan", nsel::cli::add_plan);
   add("exec", nsel::cli::add_exec);
   add("demo", nsel::cli::add_demo);
+  add("ls", nsel::cli::add_ls);
+  add("recover", nsel::cli::add_recover);
+  add("sync", nsel::cli::add_sync);
 
   // Everything after the first "--" is a program and its arguments, never nsel's options.
   std::vector<std::string> front;
