@@ -300,7 +300,11 @@ class Walker {
         found.worker = m->worker;
         found.window = m->step_window;
         if (m->pid != 0) found.pid = m->pid;
-        if (!m->host.empty()) found.node = m->host;
+        // A synced layout's node folder is how that tree names its nodes; elsewhere the
+        // manifest's host is the best name.
+        if (!m->host.empty() && (found.node.empty() || found.node == kHeadNode)) {
+          found.node = m->host;
+        }
       }
       if (report != reports.end()) {
         found.path = folder / file_name;

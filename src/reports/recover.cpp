@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,6 +142,12 @@ Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool k
                      (said.empty() ? "" : ": " + said) + "; left as is";
     clean();
     return result;
+  }
+  // The report is as old as the profile it holds (and so is not taken for one being written).
+  struct stat original {};
+  if (::stat(qdstrm.c_str(), &original) == 0) {
+    const timespec times[2] = {original.st_atim, original.st_mtim};
+    ::utimensat(AT_FDCWD, produced.c_str(), times, 0);
   }
   // link() never replaces: a report that appeared meanwhile wins over ours.
   if (::link(produced.c_str(), result.report.c_str()) != 0) {

@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "nsel/error.hpp"
@@ -126,10 +130,151 @@ std::string partial_name(const std::string& name) {
   return partial;
 }
 
+// What the previous pass saw, kept at the destination (".nsel-sync/state" in the mirrored
+// folder) so that a pass over unchanged files need not look at the copies again: a file whose
+// size and time match the entry, in a destination folder whose own time shows no entry added,
+// removed or renamed since, is known to be copied. Anything else is checked at the destination
+// as usual, so a missing or stale state only costs time.
+class SyncState {
+ public:
+  struct Times {
+    long long size = 0;
+    long long seconds = 0;
+    long long nanoseconds = 0;
+    bool operator==(const Times&) const = default;
+  };
+
+  // In a folder of its own, so that replacing it never changes the mirrored folder's time.
+  static constexpr const char* kFolder = ".nsel-sync";
+  static constexpr const char* kFileName = ".nsel-sync/state";
+  static constexpr const char* kTemporary = ".nsel-sync/state.nsel-partial";
+
+  static void prepare(int dir_fd) { ::mkdirat(dir_fd, kFolder, 0755); }
+
+  void load(int dir_fd) {
+    UniqueFd fd(::openat(dir_fd, kFileName, O_RDONLY | O_CLOEXEC));
+    if (fd.fd < 0) return;
+    std::string text;
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fd.fd, buffer, sizeof buffer);
+      if (n <= 0) break;
+      text.append(buffer, static_cast<size_t>(n));
+    }
+    constexpr std::string_view header = "nsel-sync-state 1\n";
+    if (!text.starts_with(header)) return;
+    size_t at = header.size();
+    while (at < text.size()) {
+      const size_t end = text.find('\n', at);
+      if (end == std::string::npos) break;  // a cut line: ignore it
+      parse_line(std::string_view(text).substr(at, end - at));
+      at = end + 1;
+    }
+  }
+
+  // Written only when something changed, under a temporary name.
+  void save(int dir_fd) const {
+    if (!dirty_) return;
+    std::string text = "nsel-sync-state 1\n";
+    text.reserve(next_files_.size() * 64);
+    for (const auto& [path, times] : next_folders_) append_line(text, 'D', times, path);
+    for (const auto& [path, times] : next_files_) append_line(text, 'F', times, path);
+    const std::string temporary = kTemporary;
+    UniqueFd fd(
+        ::openat(dir_fd, temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.fd < 0) return;
+    size_t written = 0;
+    while (written < text.size()) {
+      const ssize_t n = ::write(fd.fd, text.data() + written, text.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      written += static_cast<size_t>(n);
+    }
+    if (::close(fd.fd) == 0) ::renameat(dir_fd, temporary.c_str(), dir_fd, kFileName);
+    fd.fd = -1;
+  }
+
+  bool folder_unchanged(const std::string& path, const Times& now) const {
+    const auto found = folders_.find(path);
+    return found != folders_.end() && found->second == now;
+  }
+  void record_folder(const std::string& path, const Times& now) {
+    const auto found = folders_.find(path);
+    if (found == folders_.end() || !(found->second == now)) dirty_ = true;
+    next_folders_.emplace_back(path, now);
+  }
+  bool file_known(const std::string& path, const Times& source) const {
+    const auto found = files_.find(path);
+    return found != files_.end() && found->second == source;
+  }
+  void record_file(const std::string& path, const Times& source, bool known) {
+    if (!known) dirty_ = true;
+    if (path.find('\n') == std::string::npos) next_files_.emplace_back(path, source);
+  }
+  bool forgot_some() const { return next_files_.size() != files_.size(); }
+  void mark_dirty() { dirty_ = true; }
+
+ private:
+  void parse_line(std::string_view line) {
+    // "<F|D> <size> <seconds> <nanoseconds> <path>"
+    if (line.size() < 2 || line[1] != ' ') return;
+    const char kind = line[0];
+    Times times;
+    std::string_view rest = line.substr(2);
+    for (long long* field : {&times.size, &times.seconds, &times.nanoseconds}) {
+      const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), *field);
+      if (ec != std::errc() || end == rest.data() + rest.size() || *end != ' ') return;
+      rest = rest.substr(static_cast<size_t>(end - rest.data()) + 1);
+    }
+    (kind == 'D' ? folders_ : files_).emplace(std::string(rest), times);
+  }
+
+  static void append_line(std::string& text, char kind, const Times& times,
+                          const std::string& path) {
+    text += kind;
+    text += ' ';
+    text += std::to_string(times.size);
+    text += ' ';
+    text += std::to_string(times.seconds);
+    text += ' ';
+    text += std::to_string(times.nanoseconds);
+    text += ' ';
+    text += path;
+    text += '\n';
+  }
+
+  std::unordered_map<std::string, Times> files_;
+  std::unordered_map<std::string, Times> folders_;
+  std::vector<std::pair<std::string, Times>> next_files_;
+  std::vector<std::pair<std::string, Times>> next_folders_;
+  bool dirty_ = false;
+};
+
+SyncState::Times times_of(const struct stat& st) {
+  return {static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+          static_cast<long long>(st.st_mtim.tv_nsec)};
+}
+
+// Counts shared by the threads of one pass; the thread that started the pass reports them.
+struct Counters {
+  std::atomic<std::uint64_t> files{0};
+  std::atomic<std::uint64_t> copied{0};
+  std::atomic<std::uint64_t> bytes_copied{0};
+  std::atomic<std::uint64_t> failed{0};
+  std::mutex problem_mutex;
+
+  void add_to(PassStats& stats) const {
+    stats.files += files.load();
+    stats.copied += copied.load();
+    stats.bytes_copied += bytes_copied.load();
+    stats.failed += failed.load();
+  }
+};
+
 class Mirror {
  public:
-  Mirror(const SyncObserver& observer, PassStats& stats)
-      : observer_(observer), stats_(stats), started_(SteadyClock::now()), last_report_(started_) {}
+  Mirror(const SyncObserver& observer, Counters& counters)
+      : observer_(observer), stats_(counters) {}
 
   void folder(const fs::path& source, const fs::path& destination) {
     UniqueFd src(::open(source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -141,30 +286,27 @@ class Mirror {
       problem("cannot create " + destination.string() + ": " + std::strerror(errno));
       return;
     }
-    walk(src.fd, dst.fd, source, destination);
-  }
-
-  void finish() {
-    stats_.elapsed = SteadyClock::now() - started_;
-    if (observer_.progress) observer_.progress(stats_, true);
+    SyncState::prepare(dst.fd);
+    SyncState state;
+    state.load(dst.fd);
+    state_ = &state;
+    walk(src.fd, dst.fd, source, destination, "");
+    state_ = nullptr;
+    if (state.forgot_some()) state.mark_dirty();
+    state.save(dst.fd);
   }
 
  private:
   void problem(const std::string& message) {
     ++stats_.failed;
-    if (observer_.problem) observer_.problem(message);
+    if (!observer_.problem) return;
+    const std::lock_guard<std::mutex> lock(stats_.problem_mutex);
+    observer_.problem(message);
   }
 
-  void tick() {
-    if (!observer_.progress) return;
-    const auto now = SteadyClock::now();
-    if (now - last_report_ < observer_.progress_interval) return;
-    last_report_ = now;
-    stats_.elapsed = now - started_;
-    observer_.progress(stats_, false);
-  }
-
-  void walk(int src_dir, int dst_dir, const fs::path& source, const fs::path& destination) {
+  // `relative`: this folder's path below the mirrored folder, "" or ending in '/'.
+  void walk(int src_dir, int dst_dir, const fs::path& source, const fs::path& destination,
+            const std::string& relative) {
     DIR* listing = ::fdopendir(::dup(src_dir));
     if (listing == nullptr) return;
     std::vector<std::pair<std::string, unsigned char>> entries;
@@ -174,6 +316,10 @@ class Mirror {
       entries.emplace_back(std::string(name), d->d_type);
     }
     ::closedir(listing);
+    struct stat dst_folder {};
+    const bool trusted = ::fstat(dst_dir, &dst_folder) == 0 &&
+                         state_->folder_unchanged(relative, times_of(dst_folder));
+    bool changed = false;
     for (auto& [name, type] : entries) {
       struct stat st {};
       if (type == DT_UNKNOWN || type == DT_REG || type == DT_DIR) {
@@ -184,21 +330,22 @@ class Mirror {
                                      : DT_UNKNOWN;
       }
       if (type == DT_DIR) {
-        subfolder(src_dir, dst_dir, name, st, source, destination);
+        subfolder(src_dir, dst_dir, name, st, source, destination, relative);
       } else if (type == DT_REG) {
         if (name.ends_with(kPartialSuffix)) continue;  // never copy a copy in progress
         ++stats_.files;
-        file(src_dir, dst_dir, name, st, source, destination);
+        changed |= file(src_dir, dst_dir, name, st, source, destination, relative + name, trusted);
       } else if (type == DT_LNK) {
         ++stats_.files;
-        link(src_dir, dst_dir, name, source, destination);
+        changed |= link(src_dir, dst_dir, name, destination);
       }
-      if ((stats_.files & 1023) == 0) tick();
     }
+    if (changed) ::fstat(dst_dir, &dst_folder);
+    state_->record_folder(relative, times_of(dst_folder));
   }
 
   void subfolder(int src_dir, int dst_dir, const std::string& name, const struct stat& st,
-                 const fs::path& source, const fs::path& destination) {
+                 const fs::path& source, const fs::path& destination, const std::string& relative) {
     UniqueFd src(::openat(src_dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (src.fd < 0) return;
     UniqueFd dst(::openat(dst_dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -213,39 +360,53 @@ class Mirror {
       problem("cannot open " + (destination / name).string() + ": " + std::strerror(errno));
       return;
     }
-    walk(src.fd, dst.fd, source / name, destination / name);
+    walk(src.fd, dst.fd, source / name, destination / name, relative + name + "/");
   }
 
-  void file(int src_dir, int dst_dir, const std::string& name, const struct stat& src_st,
-            const fs::path& source, const fs::path& destination) {
+  // Returns whether the destination folder changed.
+  bool file(int src_dir, int dst_dir, const std::string& name, const struct stat& src_st,
+            const fs::path& source, const fs::path& destination, const std::string& key,
+            bool trusted) {
+    const SyncState::Times source_times = times_of(src_st);
+    const bool known = state_->file_known(key, source_times);
+    if (known && trusted) {
+      state_->record_file(key, source_times, true);
+      return false;
+    }
     struct stat dst_st {};
     if (::fstatat(dst_dir, name.c_str(), &dst_st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG(dst_st.st_mode) && dst_st.st_size == src_st.st_size &&
         same_time(src_st.st_mtim, dst_st.st_mtim)) {
-      return;  // unchanged
+      state_->record_file(key, source_times, known);
+      return false;
     }
-    copy(src_dir, dst_dir, name, source, destination);
+    if (const auto copied = copy(src_dir, dst_dir, name, source, destination)) {
+      state_->record_file(key, *copied, false);
+      return true;
+    }
+    return false;
   }
 
-  // Streams the file into ".<name>.nsel-partial", then renames it over <name>.
-  void copy(int src_dir, int dst_dir, const std::string& name, const fs::path& source,
-            const fs::path& destination) {
+  // Streams the file into ".<name>.nsel-partial", then renames it over <name>. Returns the
+  // source's size and time as the copy carries them, or nullopt when nothing was renamed.
+  std::optional<SyncState::Times> copy(int src_dir, int dst_dir, const std::string& name,
+                                       const fs::path& source, const fs::path& destination) {
     UniqueFd in(::openat(src_dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (in.fd < 0) {
-      if (errno != ENOENT)
+      if (errno != ENOENT) {
         problem("cannot read " + (source / name).string() + ": " + std::strerror(errno));
-      return;
+      }
+      return std::nullopt;
     }
     struct stat before {};
-    if (::fstat(in.fd, &before) != 0) return;
+    if (::fstat(in.fd, &before) != 0) return std::nullopt;
     const std::string partial = partial_name(name);
     UniqueFd out(
         ::openat(dst_dir, partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (out.fd < 0) {
       problem("cannot write " + (destination / partial).string() + ": " + std::strerror(errno));
-      return;
+      return std::nullopt;
     }
-    std::uint64_t copied = 0;
     bool kernel_copy = true;
     std::vector<char> buffer;
     for (;;) {
@@ -260,16 +421,13 @@ class Mirror {
         }
       } else {
         n = ::read(in.fd, buffer.data(), buffer.size());
-        if (n > 0) {
-          for (ssize_t done = 0; done < n;) {
-            const ssize_t w = ::write(out.fd, buffer.data() + done, static_cast<size_t>(n - done));
-            if (w < 0 && errno == EINTR) continue;
-            if (w < 0) {
-              n = -1;
-              break;
-            }
+        for (ssize_t done = 0; n > 0 && done < n;) {
+          const ssize_t w = ::write(out.fd, buffer.data() + done, static_cast<size_t>(n - done));
+          if (w < 0 && errno == EINTR) continue;
+          if (w < 0)
+            n = -1;
+          else
             done += w;
-          }
         }
       }
       if (n == 0) break;
@@ -277,34 +435,29 @@ class Mirror {
         if (errno == EINTR) continue;
         problem("cannot copy " + (source / name).string() + ": " + std::strerror(errno));
         ::unlinkat(dst_dir, partial.c_str(), 0);
-        return;
+        return std::nullopt;
       }
-      copied += static_cast<std::uint64_t>(n);
       stats_.bytes_copied += static_cast<std::uint64_t>(n);
-      tick();
     }
-    // The time taken before copying: if the file changed meanwhile, its new time differs from
-    // the copy's and the next pass copies it again.
+    // The copy carries the time taken before copying: if the file changed meanwhile, its new
+    // time differs from the copy's and the next pass copies it again.
     const timespec times[2] = {before.st_atim, before.st_mtim};
     ::fchmod(out.fd, before.st_mode & 07777);
-    if (::futimens(out.fd, times) != 0 || ::close(out.fd) != 0) {
-      out.fd = -1;
-      problem("cannot finish " + (destination / partial).string() + ": " + std::strerror(errno));
-      ::unlinkat(dst_dir, partial.c_str(), 0);
-      return;
-    }
+    const bool finished = ::futimens(out.fd, times) == 0;
+    const int closed = ::close(out.fd);
     out.fd = -1;
-    if (::renameat(dst_dir, partial.c_str(), dst_dir, name.c_str()) != 0) {
-      problem("cannot rename " + (destination / partial).string() + ": " + std::strerror(errno));
+    if (!finished || closed != 0 ||
+        ::renameat(dst_dir, partial.c_str(), dst_dir, name.c_str()) != 0) {
+      problem("cannot finish " + (destination / name).string() + ": " + std::strerror(errno));
       ::unlinkat(dst_dir, partial.c_str(), 0);
-      return;
+      return std::nullopt;
     }
-    (void)copied;
     ++stats_.copied;
+    return times_of(before);
   }
 
-  void link(int src_dir, int dst_dir, const std::string& name, const fs::path& source,
-            const fs::path& destination) {
+  // Links are recreated as links (never followed). Returns whether one was (re)made.
+  bool link(int src_dir, int dst_dir, const std::string& name, const fs::path& destination) {
     const auto read_link = [](int dir, const std::string& entry) -> std::optional<std::string> {
       char target[4096];
       const ssize_t n = ::readlinkat(dir, entry.c_str(), target, sizeof target);
@@ -312,46 +465,90 @@ class Mirror {
       return std::string(target, static_cast<size_t>(n));
     };
     const auto wanted = read_link(src_dir, name);
-    if (!wanted) return;
-    if (read_link(dst_dir, name) == wanted) return;
+    if (!wanted || read_link(dst_dir, name) == wanted) return false;
     const std::string partial = partial_name(name);
     ::unlinkat(dst_dir, partial.c_str(), 0);  // our own left-over, never a final name
     if (::symlinkat(wanted->c_str(), dst_dir, partial.c_str()) != 0 ||
         ::renameat(dst_dir, partial.c_str(), dst_dir, name.c_str()) != 0) {
       problem("cannot link " + (destination / name).string() + ": " + std::strerror(errno));
       ::unlinkat(dst_dir, partial.c_str(), 0);
-      return;
+      return false;
     }
-    (void)source;
     ++stats_.copied;
+    return true;
   }
 
   const SyncObserver& observer_;
-  PassStats& stats_;
-  SteadyClock::time_point started_;
-  SteadyClock::time_point last_report_;
+  Counters& stats_;
+  SyncState* state_ = nullptr;
 };
 
 bool is_session_name(std::string_view name) {
   return name.size() > 8 && name.starts_with("session_") && name[8] >= '0' && name[8] <= '9';
 }
 
+struct MirrorJob {
+  fs::path source;
+  fs::path destination;
+};
+
+// Mirrors each job, several at a time (a pass is mostly waiting for the file system), and
+// reports progress from this thread while the others work.
+PassStats run_jobs(const std::vector<MirrorJob>& jobs, const SyncObserver& observer) {
+  const auto started = SteadyClock::now();
+  Counters counters;
+  std::atomic<size_t> next{0};
+  std::mutex done_mutex;
+  std::condition_variable done_signal;
+  size_t running = 0;
+  const auto work = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      Mirror(observer, counters).folder(jobs[i].source, jobs[i].destination);
+    }
+    const std::lock_guard<std::mutex> lock(done_mutex);
+    --running;
+    done_signal.notify_all();
+  };
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  std::vector<std::thread> workers;
+  {
+    const std::lock_guard<std::mutex> lock(done_mutex);
+    running = std::min(threads, jobs.size());
+  }
+  for (size_t i = 0; i < std::min(threads, jobs.size()); ++i) workers.emplace_back(work);
+  PassStats stats;
+  {
+    std::unique_lock<std::mutex> lock(done_mutex);
+    while (!done_signal.wait_for(lock, observer.progress_interval, [&] { return running == 0; })) {
+      if (!observer.progress) continue;
+      PassStats now;
+      counters.add_to(now);
+      now.sessions = jobs.size();
+      now.elapsed = SteadyClock::now() - started;
+      lock.unlock();
+      observer.progress(now, false);
+      lock.lock();
+    }
+  }
+  for (std::thread& worker : workers) worker.join();
+  counters.add_to(stats);
+  stats.sessions = jobs.size();
+  stats.elapsed = SteadyClock::now() - started;
+  return stats;
+}
+
 }  // namespace
 
 PassStats mirror_folder(const fs::path& source, const fs::path& destination,
                         const SyncObserver& observer) {
-  PassStats stats;
-  Mirror mirror(observer, stats);
-  mirror.folder(source, destination);
-  mirror.finish();
+  PassStats stats = run_jobs({{source, destination}}, observer);
+  if (observer.progress) observer.progress(stats, true);
   return stats;
 }
 
 PassStats sync_pass(const SyncSettings& settings, const SyncObserver& observer) {
-  PassStats stats;
   std::error_code ec;
-  stats.saw_ended = fs::exists(settings.log_dir / kEndedFile, ec);
-  Mirror mirror(observer, stats);
+  const bool saw_ended = fs::exists(settings.log_dir / kEndedFile, ec);
   fs::path target = settings.log_dir / "ray";
   if (!settings.node.empty()) target /= settings.node;
   std::vector<std::string> sessions;
@@ -363,13 +560,14 @@ PassStats sync_pass(const SyncSettings& settings, const SyncObserver& observer) 
     }
   }
   std::sort(sessions.begin(), sessions.end());
+  std::vector<MirrorJob> jobs;
   for (const std::string& session : sessions) {
-    ++stats.sessions;
     const fs::path logs = settings.source / session / "logs";
-    if (!fs::is_directory(logs, ec)) continue;
-    mirror.folder(logs, target / session / "logs");
+    if (fs::is_directory(logs, ec)) jobs.push_back({logs, target / session / "logs"});
   }
-  mirror.finish();
+  PassStats stats = run_jobs(jobs, observer);
+  stats.saw_ended = saw_ended;
+  if (observer.progress) observer.progress(stats, true);
   return stats;
 }
 
