@@ -9,6 +9,9 @@
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -198,18 +201,30 @@ class SyncState {
     const auto found = folders_.find(path);
     return found != folders_.end() && found->second == now;
   }
-  void record_folder(const std::string& path, const Times& now) {
-    const auto found = folders_.find(path);
-    if (found == folders_.end() || !(found->second == now)) dirty_ = true;
-    next_folders_.emplace_back(path, now);
-  }
   bool file_known(const std::string& path, const Times& source) const {
     const auto found = files_.find(path);
     return found != files_.end() && found->second == source;
   }
-  void record_file(const std::string& path, const Times& source, bool known) {
-    if (!known) dirty_ = true;
-    if (path.find('\n') == std::string::npos) next_files_.emplace_back(path, source);
+
+  // What one folder's visit learnt; merged into the state when the visit ends.
+  struct Batch {
+    std::vector<std::pair<std::string, Times>> files;
+    std::vector<std::pair<std::string, Times>> folders;
+    bool dirty = false;
+  };
+  void record_folder(Batch& batch, const std::string& path, const Times& now) const {
+    if (!folder_unchanged(path, now)) batch.dirty = true;
+    batch.folders.emplace_back(path, now);
+  }
+  static void record_file(Batch& batch, const std::string& path, const Times& source, bool known) {
+    if (!known) batch.dirty = true;
+    if (path.find('\n') == std::string::npos) batch.files.emplace_back(path, source);
+  }
+  void merge(Batch& batch) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    dirty_ |= batch.dirty;
+    std::move(batch.files.begin(), batch.files.end(), std::back_inserter(next_files_));
+    std::move(batch.folders.begin(), batch.folders.end(), std::back_inserter(next_folders_));
   }
   bool forgot_some() const { return next_files_.size() != files_.size(); }
   void mark_dirty() { dirty_ = true; }
@@ -248,6 +263,7 @@ class SyncState {
   std::vector<std::pair<std::string, Times>> next_files_;
   std::vector<std::pair<std::string, Times>> next_folders_;
   bool dirty_ = false;
+  std::mutex mutex_;
 };
 
 SyncState::Times times_of(const struct stat& st) {
@@ -261,7 +277,6 @@ struct Counters {
   std::atomic<std::uint64_t> copied{0};
   std::atomic<std::uint64_t> bytes_copied{0};
   std::atomic<std::uint64_t> failed{0};
-  std::mutex problem_mutex;
 
   void add_to(PassStats& stats) const {
     stats.files += files.load();
@@ -271,15 +286,29 @@ struct Counters {
   }
 };
 
+// One mirrored folder (a session's logs) and what its previous pass left.
+struct MirrorRoot {
+  fs::path destination;
+  SyncState state;
+};
+
+// One folder to visit: every file in it is compared (and copied), every subfolder becomes a
+// task of its own, so that a pass keeps several file-system requests in flight at once.
+struct FolderTask {
+  MirrorRoot* root = nullptr;
+  fs::path source;
+  fs::path destination;
+  std::string relative;  // below the mirrored folder: "" or ending in '/'
+};
+
 class Mirror {
  public:
   Mirror(const SyncObserver& observer, Counters& counters)
       : observer_(observer), stats_(counters) {}
 
-  void folder(const fs::path& source, const fs::path& destination) {
-    UniqueFd src(::open(source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (src.fd < 0) return;  // a session removed meanwhile: nothing to copy
+  void add_root(const fs::path& source, const fs::path& destination) {
     std::error_code ec;
+    if (!fs::is_directory(source, ec)) return;  // a session removed meanwhile
     fs::create_directories(destination, ec);
     UniqueFd dst(::open(destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dst.fd < 0) {
@@ -287,27 +316,87 @@ class Mirror {
       return;
     }
     SyncState::prepare(dst.fd);
-    SyncState state;
-    state.load(dst.fd);
-    state_ = &state;
-    walk(src.fd, dst.fd, source, destination, "");
-    state_ = nullptr;
-    if (state.forgot_some()) state.mark_dirty();
-    state.save(dst.fd);
+    roots_.push_back(std::make_unique<MirrorRoot>());
+    roots_.back()->destination = destination;
+    roots_.back()->state.load(dst.fd);
+    push({roots_.back().get(), source, destination, ""});
   }
 
+  // Visits every folder with up to `threads` threads, reporting progress from this one.
+  void run(size_t threads, SteadyClock::time_point started) {
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (
+          !idle_.wait_for(lock, observer_.progress_interval, [&] { return outstanding_ == 0; })) {
+        if (!observer_.progress) continue;
+        PassStats now;
+        stats_.add_to(now);
+        now.sessions = roots_.size();
+        now.elapsed = SteadyClock::now() - started;
+        lock.unlock();
+        observer_.progress(now, false);
+        lock.lock();
+      }
+      finished_ = true;
+    }
+    ready_.notify_all();
+    for (std::thread& worker : workers) worker.join();
+    for (const auto& root : roots_) {
+      UniqueFd dst(::open(root->destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (dst.fd < 0) continue;
+      if (root->state.forgot_some()) root->state.mark_dirty();
+      root->state.save(dst.fd);
+    }
+  }
+
+  size_t roots() const { return roots_.size(); }
+
  private:
+  void push(FolderTask task) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      tasks_.push_back(std::move(task));
+      ++outstanding_;
+    }
+    ready_.notify_one();
+  }
+
+  void work() {
+    for (;;) {
+      FolderTask task;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [&] { return finished_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      visit(task);
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (--outstanding_ == 0) idle_.notify_all();
+      }
+    }
+  }
+
   void problem(const std::string& message) {
     ++stats_.failed;
     if (!observer_.problem) return;
-    const std::lock_guard<std::mutex> lock(stats_.problem_mutex);
+    const std::lock_guard<std::mutex> lock(problem_mutex_);
     observer_.problem(message);
   }
 
-  // `relative`: this folder's path below the mirrored folder, "" or ending in '/'.
-  void walk(int src_dir, int dst_dir, const fs::path& source, const fs::path& destination,
-            const std::string& relative) {
-    DIR* listing = ::fdopendir(::dup(src_dir));
+  void visit(const FolderTask& task) {
+    UniqueFd src(::open(task.source.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (src.fd < 0) return;  // removed meanwhile
+    UniqueFd dst(::open(task.destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dst.fd < 0) {
+      problem("cannot open " + task.destination.string() + ": " + std::strerror(errno));
+      return;
+    }
+    DIR* listing = ::fdopendir(::dup(src.fd));
     if (listing == nullptr) return;
     std::vector<std::pair<std::string, unsigned char>> entries;
     while (const dirent* d = ::readdir(listing)) {
@@ -316,72 +405,63 @@ class Mirror {
       entries.emplace_back(std::string(name), d->d_type);
     }
     ::closedir(listing);
+    SyncState& state = task.root->state;
+    SyncState::Batch batch;
     struct stat dst_folder {};
-    const bool trusted = ::fstat(dst_dir, &dst_folder) == 0 &&
-                         state_->folder_unchanged(relative, times_of(dst_folder));
+    const bool trusted = ::fstat(dst.fd, &dst_folder) == 0 &&
+                         state.folder_unchanged(task.relative, times_of(dst_folder));
     bool changed = false;
     for (auto& [name, type] : entries) {
       struct stat st {};
       if (type == DT_UNKNOWN || type == DT_REG || type == DT_DIR) {
-        if (::fstatat(src_dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
+        if (::fstatat(src.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
         type = S_ISREG(st.st_mode)   ? DT_REG
                : S_ISDIR(st.st_mode) ? DT_DIR
                : S_ISLNK(st.st_mode) ? DT_LNK
                                      : DT_UNKNOWN;
       }
       if (type == DT_DIR) {
-        subfolder(src_dir, dst_dir, name, st, source, destination, relative);
+        if (::mkdirat(dst.fd, name.c_str(), (st.st_mode & 07777) | 0700) == 0) {
+          changed = true;
+        } else if (errno != EEXIST) {
+          problem("cannot create " + (task.destination / name).string() + ": " +
+                  std::strerror(errno));
+          continue;
+        }
+        push({task.root, task.source / name, task.destination / name, task.relative + name + "/"});
       } else if (type == DT_REG) {
         if (name.ends_with(kPartialSuffix)) continue;  // never copy a copy in progress
         ++stats_.files;
-        changed |= file(src_dir, dst_dir, name, st, source, destination, relative + name, trusted);
+        changed |= file(src.fd, dst.fd, name, st, task, trusted, batch);
       } else if (type == DT_LNK) {
         ++stats_.files;
-        changed |= link(src_dir, dst_dir, name, destination);
+        changed |= link(src.fd, dst.fd, name, task.destination);
       }
     }
-    if (changed) ::fstat(dst_dir, &dst_folder);
-    state_->record_folder(relative, times_of(dst_folder));
-  }
-
-  void subfolder(int src_dir, int dst_dir, const std::string& name, const struct stat& st,
-                 const fs::path& source, const fs::path& destination, const std::string& relative) {
-    UniqueFd src(::openat(src_dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (src.fd < 0) return;
-    UniqueFd dst(::openat(dst_dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dst.fd < 0 && errno == ENOENT) {
-      if (::mkdirat(dst_dir, name.c_str(), (st.st_mode & 07777) | 0700) != 0 && errno != EEXIST) {
-        problem("cannot create " + (destination / name).string() + ": " + std::strerror(errno));
-        return;
-      }
-      dst.fd = ::openat(dst_dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    }
-    if (dst.fd < 0) {
-      problem("cannot open " + (destination / name).string() + ": " + std::strerror(errno));
-      return;
-    }
-    walk(src.fd, dst.fd, source / name, destination / name, relative + name + "/");
+    if (changed) ::fstat(dst.fd, &dst_folder);
+    state.record_folder(batch, task.relative, times_of(dst_folder));
+    state.merge(batch);
   }
 
   // Returns whether the destination folder changed.
   bool file(int src_dir, int dst_dir, const std::string& name, const struct stat& src_st,
-            const fs::path& source, const fs::path& destination, const std::string& key,
-            bool trusted) {
+            const FolderTask& task, bool trusted, SyncState::Batch& batch) {
+    const std::string key = task.relative + name;
     const SyncState::Times source_times = times_of(src_st);
-    const bool known = state_->file_known(key, source_times);
+    const bool known = task.root->state.file_known(key, source_times);
     if (known && trusted) {
-      state_->record_file(key, source_times, true);
+      SyncState::record_file(batch, key, source_times, true);
       return false;
     }
     struct stat dst_st {};
     if (::fstatat(dst_dir, name.c_str(), &dst_st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG(dst_st.st_mode) && dst_st.st_size == src_st.st_size &&
         same_time(src_st.st_mtim, dst_st.st_mtim)) {
-      state_->record_file(key, source_times, known);
+      SyncState::record_file(batch, key, source_times, known);
       return false;
     }
-    if (const auto copied = copy(src_dir, dst_dir, name, source, destination)) {
-      state_->record_file(key, *copied, false);
+    if (const auto copied = copy(src_dir, dst_dir, name, task.source, task.destination)) {
+      SyncState::record_file(batch, key, *copied, false);
       return true;
     }
     return false;
@@ -480,7 +560,14 @@ class Mirror {
 
   const SyncObserver& observer_;
   Counters& stats_;
-  SyncState* state_ = nullptr;
+  std::vector<std::unique_ptr<MirrorRoot>> roots_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::condition_variable idle_;
+  std::deque<FolderTask> tasks_;
+  size_t outstanding_ = 0;
+  bool finished_ = false;
+  std::mutex problem_mutex_;
 };
 
 bool is_session_name(std::string_view name) {
@@ -492,47 +579,19 @@ struct MirrorJob {
   fs::path destination;
 };
 
-// Mirrors each job, several at a time (a pass is mostly waiting for the file system), and
-// reports progress from this thread while the others work.
+// Folders are visited by several threads: a pass mostly waits for the file system (a shared
+// one above all), so more requests in flight finish it sooner even on few cores.
+constexpr size_t kMirrorThreads = 8;
+
 PassStats run_jobs(const std::vector<MirrorJob>& jobs, const SyncObserver& observer) {
   const auto started = SteadyClock::now();
   Counters counters;
-  std::atomic<size_t> next{0};
-  std::mutex done_mutex;
-  std::condition_variable done_signal;
-  size_t running = 0;
-  const auto work = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++) {
-      Mirror(observer, counters).folder(jobs[i].source, jobs[i].destination);
-    }
-    const std::lock_guard<std::mutex> lock(done_mutex);
-    --running;
-    done_signal.notify_all();
-  };
-  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
-  std::vector<std::thread> workers;
-  {
-    const std::lock_guard<std::mutex> lock(done_mutex);
-    running = std::min(threads, jobs.size());
-  }
-  for (size_t i = 0; i < std::min(threads, jobs.size()); ++i) workers.emplace_back(work);
+  Mirror mirror(observer, counters);
+  for (const MirrorJob& job : jobs) mirror.add_root(job.source, job.destination);
+  mirror.run(kMirrorThreads, started);
   PassStats stats;
-  {
-    std::unique_lock<std::mutex> lock(done_mutex);
-    while (!done_signal.wait_for(lock, observer.progress_interval, [&] { return running == 0; })) {
-      if (!observer.progress) continue;
-      PassStats now;
-      counters.add_to(now);
-      now.sessions = jobs.size();
-      now.elapsed = SteadyClock::now() - started;
-      lock.unlock();
-      observer.progress(now, false);
-      lock.lock();
-    }
-  }
-  for (std::thread& worker : workers) worker.join();
   counters.add_to(stats);
-  stats.sessions = jobs.size();
+  stats.sessions = mirror.roots();
   stats.elapsed = SteadyClock::now() - started;
   return stats;
 }
