@@ -2,6 +2,7 @@
 // of this binary and copied around), real Ray-style and SLURM-style trees, the real nsel binary.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,38 +84,58 @@ fs::path nsys_without_importer(const fs::path& dir) {
   return target / "nsys";
 }
 
-const RealFiles& real_files() {
-  static const RealFiles files = [] {
-    RealFiles f;
-    f.dir = make_temp_dir("real-reports");
-    const std::map<std::string, std::string> env = {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
-                                                    {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
-                                                    {"RANK", "1"},
-                                                    {"SLURM_PROCID", "1"},
-                                                    {"SLURM_JOB_ID", "4242"}};
+// Made by real nsys once for this build of nsel and kept in the build folder, so that the
+// test processes CTest starts (one per test) share them; a lock keeps parallel runs apart.
+RealFiles make_real_files(const fs::path& dir) {
+  RealFiles f;
+  f.dir = dir;
+  const std::map<std::string, std::string> env = {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
+                                                  {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
+                                                  {"RANK", "1"},
+                                                  {"SLURM_PROCID", "1"},
+                                                  {"SLURM_JOB_ID", "4242"}};
+  const std::string stamp =
+      std::to_string(fs::last_write_time(kNsel).time_since_epoch().count()) + "\n";
+  if (slurp(dir / "made-for") != stamp) {
+    for (const char* part : {"exec", "never", "left", "nsys-no-importer"})
+      fs::remove_all(dir / part);
     const auto exec =
         run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
-             (f.dir / "exec").string(), "--", kWorker, "--steps", "4", "--work-ms", "30"},
+             (dir / "exec").string(), "--", kWorker, "--steps", "4", "--work-ms", "30"},
             env);
     f.exec_err = exec.err;
-    for (const auto& entry : fs::directory_iterator(f.dir / "exec")) {
-      if (entry.path().extension() == ".nsys-rep") f.report = entry.path();
-      if (entry.path().string().ends_with(".nsel.json")) f.manifest = entry.path();
-    }
     auto never = env;
     never["NRL_NSYS_PROFILE_STEP_RANGE"] = "50:60";
     run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
-         (f.dir / "never").string(), "--", kWorker, "--steps", "2", "--work-ms", "10"},
+         (dir / "never").string(), "--", kWorker, "--steps", "2", "--work-ms", "10"},
         never);
-    for (const auto& entry : fs::directory_iterator(f.dir / "never")) {
-      if (entry.path().string().ends_with(".nsel.json")) f.missing_manifest = entry.path();
-    }
-    const fs::path nsys = nsys_without_importer(f.dir);
-    fs::create_directories(f.dir / "left");
+    const fs::path nsys = nsys_without_importer(dir);
+    fs::create_directories(dir / "left");
     run({nsys.string(), "profile", "-t", "nvtx,osrt", "-s", "none", "--cpuctxsw=none", "-o",
-         (f.dir / "left" / "leftover").string(), kWorker, "--steps", "3", "--work-ms", "20"},
+         (dir / "left" / "leftover").string(), kWorker, "--steps", "3", "--work-ms", "20"},
         {});
-    f.qdstrm = f.dir / "left" / "leftover.qdstrm";
+    spit(dir / "made-for", stamp);
+  }
+  for (const auto& entry : fs::directory_iterator(dir / "exec")) {
+    if (entry.path().extension() == ".nsys-rep") f.report = entry.path();
+    if (entry.path().string().ends_with(".nsel.json")) f.manifest = entry.path();
+  }
+  for (const auto& entry : fs::directory_iterator(dir / "never")) {
+    if (entry.path().string().ends_with(".nsel.json")) f.missing_manifest = entry.path();
+  }
+  f.qdstrm = dir / "left" / "leftover.qdstrm";
+  return f;
+}
+
+const RealFiles& real_files() {
+  static const RealFiles files = [] {
+    const fs::path dir = NSEL_TEST_CACHE_DIR;
+    fs::create_directories(dir);
+    const int lock = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    flock(lock, LOCK_EX);
+    RealFiles f = make_real_files(dir);
+    flock(lock, LOCK_UN);
+    ::close(lock);
     return f;
   }();
   return files;
@@ -129,7 +150,6 @@ class Reports : public ::testing::Test {
     ASSERT_TRUE(fs::is_regular_file(f.missing_manifest));
     ASSERT_TRUE(fs::is_regular_file(f.qdstrm));
   }
-  static void TearDownTestSuite() { fs::remove_all(real_files().dir); }
 };
 
 json ls_json(const std::vector<std::string>& roots) {
