@@ -318,7 +318,6 @@ class Mirror {
     SyncState::prepare(dst.fd);
     roots_.push_back(std::make_unique<MirrorRoot>());
     roots_.back()->destination = destination;
-    roots_.back()->state.load(dst.fd);
     push({roots_.back().get(), source, destination, ""});
   }
 
@@ -406,6 +405,9 @@ class Mirror {
     }
     ::closedir(listing);
     SyncState& state = task.root->state;
+    // The mirrored folder's own visit reads its state (in parallel with other sessions'); its
+    // subfolders are queued only by this visit, so none is visited before.
+    if (task.relative.empty()) state.load(dst.fd);
     SyncState::Batch batch;
     struct stat dst_folder {};
     const bool trusted = ::fstat(dst.fd, &dst_folder) == 0 &&
