@@ -709,3 +709,39 @@ TEST_F(Reports, SyncKilledAtRandomMomentsNeverLeavesAPartialFile) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Reports, LsFollowsARealWorkerFromRunningToComplete) {
+  const fs::path root = make_temp_dir("live");
+  const fs::path nsight = root / "session_2026-04-01_08-00-00_000001_5" / "logs" / "nsight";
+  const pid_t exec =
+      start({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir", nsight.string(),
+             "--", kWorker, "--steps", "25", "--work-ms", "100"},
+            {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:40"}});
+  // The manifest names the profiled program as soon as nsys has started it.
+  json seen;
+  for (int i = 0; i < 300; ++i) {
+    seen = ls_json({root.string()});
+    if (seen["reports"].size() == 1 && !seen["reports"][0]["pid"].is_null()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(seen["reports"].size(), 1u) << seen.dump(2);
+  const json running = seen["reports"][0];
+  EXPECT_EQ(running["state"], "running") << running.dump(2);
+  const long long pid = running["pid"].get<long long>();
+  std::error_code ec;
+  EXPECT_EQ(fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec), fs::path(kWorker));
+  const int status = wait_for(exec, std::chrono::seconds(120));
+  if (status == -1) kill(exec, SIGKILL);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const json done = ls_json({root.string()});
+  ASSERT_EQ(done["reports"].size(), 1u) << done.dump(2);
+  EXPECT_EQ(done["reports"][0]["state"], "complete");
+  EXPECT_EQ(done["reports"][0]["pid"], pid);
+  EXPECT_EQ(fs::path(done["reports"][0]["path"].get<std::string>()).filename(),
+            "dtensor_policy_worker_2:40_" + std::to_string(pid) + ".nsys-rep");
+  fs::remove_all(root);
+}
+
+}  // namespace
