@@ -222,26 +222,63 @@ bool is_nsys_process(long long pid) {
 
 // The profiled program: the shallowest, then oldest, descendant of `root` that is not part of
 // nsys. nsys starts it through nsys-launcher, which forks and then executes the program.
-std::optional<long long> find_profiled_program(long long root) {
-  std::multimap<long long, ProcessEntry> children;
+// The children of `pid`, from /proc/<pid>/task/*/children (each thread lists those it
+// started); nullopt when the kernel does not offer these files.
+std::optional<std::vector<long long>> children_of(long long pid) {
+  std::error_code ec;
+  fs::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
+  if (ec) return std::vector<long long>{};  // gone
+  std::vector<long long> children;
+  bool offered = false;
+  for (const auto& task : tasks) {
+    std::ifstream in(task.path() / "children");
+    if (!in) continue;
+    offered = true;
+    long long child = 0;
+    while (in >> child) children.push_back(child);
+  }
+  if (!offered) return std::nullopt;
+  return children;
+}
+
+// Every process's parent, from all of /proc: the slow way, for kernels without children files.
+std::multimap<long long, long long> all_children() {
+  std::multimap<long long, long long> children;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     if (const auto process = read_process(std::stoll(name))) {
-      children.emplace(process->parent, *process);
+      children.emplace(process->parent, process->pid);
     }
   }
+  return children;
+}
+
+// The profiled program: the shallowest, then oldest, descendant of `root` that is not part of
+// nsys. nsys starts it through nsys-launcher, which forks and then executes the program.
+std::optional<long long> find_profiled_program(long long root) {
+  std::optional<std::multimap<long long, long long>> scanned;
+  const auto children = [&](long long parent) {
+    if (!scanned) {
+      if (auto listed = children_of(parent)) return *listed;
+      scanned = all_children();
+    }
+    std::vector<long long> found;
+    const auto [first, last] = scanned->equal_range(parent);
+    for (auto it = first; it != last; ++it) found.push_back(it->second);
+    return found;
+  };
   std::vector<long long> level = {root};
   while (!level.empty()) {
     std::optional<ProcessEntry> best;
     std::vector<long long> next;
     for (long long parent : level) {
-      const auto [first, last] = children.equal_range(parent);
-      for (auto it = first; it != last; ++it) {
-        next.push_back(it->second.pid);
-        if (is_nsys_process(it->second.pid)) continue;
-        if (!best || it->second.start_ticks < best->start_ticks) best = it->second;
+      for (long long child : children(parent)) {
+        next.push_back(child);
+        if (is_nsys_process(child)) continue;
+        const auto process = read_process(child);
+        if (process && (!best || process->start_ticks < best->start_ticks)) best = process;
       }
     }
     if (best) return best->pid;
