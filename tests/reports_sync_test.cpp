@@ -745,3 +745,25 @@ TEST_F(Reports, LsFollowsARealWorkerFromRunningToComplete) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Reports, NumberedReportsOfRepeatedWindowsShareTheirManifest) {
+  const RealFiles& f = real_files();
+  const fs::path root = make_temp_dir("repeat");
+  const std::string stem = f.report.stem().string();
+  place(f.report, root / (stem + ".1.nsys-rep"));
+  place(f.report, root / (stem + ".2.nsys-rep"));
+  place(f.manifest, root / f.manifest.filename());
+  const json ls = ls_json({root.string()});
+  ASSERT_EQ(ls["reports"].size(), 2u) << ls.dump(2);
+  for (const json& report : ls["reports"]) {
+    EXPECT_EQ(report["state"], "complete");
+    EXPECT_EQ(report["worker"], "dtensor_policy_worker");
+    EXPECT_EQ(report["pid"], pid_of_report(f.report));
+    EXPECT_EQ(report["manifest"], (root / f.manifest.filename()).string());
+  }
+  fs::remove_all(root);
+}
+
+}  // namespace

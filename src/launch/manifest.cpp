@@ -426,7 +426,11 @@ void ManifestRecorder::finish(int exit_status) noexcept {
     const fs::path report(m.report);
     fs::path qdstrm = report;
     qdstrm.replace_extension(".qdstrm");
-    if (m.pid != 0 && fs::is_regular_file(report, ec)) {
+    // With --capture-range-end=repeat nsys numbers the reports: <stem>.1.nsys-rep, ...
+    fs::path first_numbered = report;
+    first_numbered.replace_extension(".1.nsys-rep");
+    if (m.pid != 0 &&
+        (fs::is_regular_file(report, ec) || fs::is_regular_file(first_numbered, ec))) {
       m.state = std::string(kManifestComplete);
       m.reason.clear();
     } else if (m.pid != 0 && fs::is_regular_file(qdstrm, ec)) {

@@ -279,17 +279,36 @@ class Walker {
     for (const auto& [stem, info] : reports) stems.insert(stem);
     for (const auto& [stem, info] : qdstrms) stems.insert(stem);
     for (const auto& [stem, manifest] : manifests) stems.insert(stem);
+    // nsys's --capture-range-end=repeat writes one report per window, "<stem>.<n>.nsys-rep",
+    // all described by the manifest "<stem>.nsel.json".
+    const auto base_of = [&](const std::string& stem) {
+      const size_t dot = stem.rfind('.');
+      if (dot == std::string::npos || dot + 1 == stem.size() ||
+          stem.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
+        return stem;
+      }
+      return stem.substr(0, dot);
+    };
+    std::set<std::string> described;  // manifests whose reports are numbered
+    for (const std::string& stem : stems) {
+      const std::string base = base_of(stem);
+      if (base != stem && manifests.count(base) && (reports.count(stem) || qdstrms.count(stem))) {
+        described.insert(base);
+      }
+    }
     for (const std::string& stem : stems) {
       const auto report = reports.find(stem);
       const auto qdstrm = qdstrms.find(stem);
-      const auto manifest = manifests.find(stem);
+      if (report == reports.end() && qdstrm == qdstrms.end() && described.count(stem)) continue;
+      auto manifest = manifests.find(stem);
+      if (manifest == manifests.end()) manifest = manifests.find(base_of(stem));
       FoundReport found;
       found.root = context.root;
       found.node = context.node;
       found.session = context.session;
       found.job = context.job;
       const std::string file_name = stem + std::string(kReportSuffix);
-      if (const auto parsed = parse_report_file_name(file_name)) {
+      if (const auto parsed = parse_report_file_name(base_of(stem) + std::string(kReportSuffix))) {
         found.worker = parsed->worker;
         found.window = parsed->window ? parsed->window->text() : "";
         found.pid = parsed->pid;
