@@ -146,6 +146,12 @@ class SyncState {
     long long nanoseconds = 0;
     bool operator==(const Times&) const = default;
   };
+  // One folder below the mirrored one: its copy's time and its files' sizes and times, kept
+  // together so that a visit looks its files up in a small table of its own.
+  struct Folder {
+    std::optional<Times> times;
+    std::unordered_map<std::string, Times> files;
+  };
 
   // In a folder of its own, so that replacing it never changes the mirrored folder's time.
   static constexpr const char* kFolder = ".nsel-sync";
@@ -175,13 +181,20 @@ class SyncState {
     }
   }
 
-  // Written only when something changed, under a temporary name.
-  void save(int dir_fd) const {
-    if (!dirty_) return;
+  // Written only when something changed, under a temporary name. Entries of files gone from
+  // the source stay: they are never looked up again unless the same file comes back.
+  void save(int dir_fd) {
+    if (updates_.empty()) return;
+    for (Batch& batch : updates_) {
+      Folder& folder = folders_[batch.folder];
+      if (batch.folder_times) folder.times = batch.folder_times;
+      for (auto& [name, times] : batch.files) folder.files[name] = times;
+    }
     std::string text = "nsel-sync-state 1\n";
-    text.reserve(next_files_.size() * 64);
-    for (const auto& [path, times] : next_folders_) append_line(text, 'D', times, path);
-    for (const auto& [path, times] : next_files_) append_line(text, 'F', times, path);
+    for (const auto& [path, folder] : folders_) {
+      if (folder.times) append_line(text, 'D', *folder.times, path, "");
+      for (const auto& [name, times] : folder.files) append_line(text, 'F', times, path, name);
+    }
     const std::string temporary = kTemporary;
     UniqueFd fd(
         ::openat(dir_fd, temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
@@ -197,37 +210,24 @@ class SyncState {
     fd.fd = -1;
   }
 
-  bool folder_unchanged(const std::string& path, const Times& now) const {
-    const auto found = folders_.find(path);
-    return found != folders_.end() && found->second == now;
-  }
-  bool file_known(const std::string& path, const Times& source) const {
-    const auto found = files_.find(path);
-    return found != files_.end() && found->second == source;
+  // What the last pass knew of the folder `relative` ("" or ending in '/'); nullptr if nothing.
+  // The state is not changed during a pass, so every thread may read it.
+  const Folder* folder(const std::string& relative) const {
+    const auto found = folders_.find(relative);
+    return found == folders_.end() ? nullptr : &found->second;
   }
 
-  // What one folder's visit learnt; merged into the state when the visit ends.
+  // What one folder's visit changed; merged when the visit ends, applied when saved.
   struct Batch {
+    std::string folder;
+    std::optional<Times> folder_times;
     std::vector<std::pair<std::string, Times>> files;
-    std::vector<std::pair<std::string, Times>> folders;
-    bool dirty = false;
   };
-  void record_folder(Batch& batch, const std::string& path, const Times& now) const {
-    if (!folder_unchanged(path, now)) batch.dirty = true;
-    batch.folders.emplace_back(path, now);
-  }
-  static void record_file(Batch& batch, const std::string& path, const Times& source, bool known) {
-    if (!known) batch.dirty = true;
-    if (path.find('\n') == std::string::npos) batch.files.emplace_back(path, source);
-  }
   void merge(Batch& batch) {
+    if (!batch.folder_times && batch.files.empty()) return;
     const std::lock_guard<std::mutex> lock(mutex_);
-    dirty_ |= batch.dirty;
-    std::move(batch.files.begin(), batch.files.end(), std::back_inserter(next_files_));
-    std::move(batch.folders.begin(), batch.folders.end(), std::back_inserter(next_folders_));
+    updates_.push_back(std::move(batch));
   }
-  bool forgot_some() const { return next_files_.size() != files_.size(); }
-  void mark_dirty() { dirty_ = true; }
 
  private:
   void parse_line(std::string_view line) {
@@ -241,11 +241,17 @@ class SyncState {
       if (ec != std::errc() || end == rest.data() + rest.size() || *end != ' ') return;
       rest = rest.substr(static_cast<size_t>(end - rest.data()) + 1);
     }
-    (kind == 'D' ? folders_ : files_).emplace(std::string(rest), times);
+    if (kind == 'D') {
+      folders_[std::string(rest)].times = times;
+    } else if (kind == 'F') {
+      const size_t slash = rest.rfind('/');
+      const size_t name_at = slash == std::string_view::npos ? 0 : slash + 1;
+      folders_[std::string(rest.substr(0, name_at))].files.emplace(rest.substr(name_at), times);
+    }
   }
 
   static void append_line(std::string& text, char kind, const Times& times,
-                          const std::string& path) {
+                          const std::string& folder, const std::string& name) {
     text += kind;
     text += ' ';
     text += std::to_string(times.size);
@@ -254,15 +260,13 @@ class SyncState {
     text += ' ';
     text += std::to_string(times.nanoseconds);
     text += ' ';
-    text += path;
+    text += folder;
+    text += name;
     text += '\n';
   }
 
-  std::unordered_map<std::string, Times> files_;
-  std::unordered_map<std::string, Times> folders_;
-  std::vector<std::pair<std::string, Times>> next_files_;
-  std::vector<std::pair<std::string, Times>> next_folders_;
-  bool dirty_ = false;
+  std::unordered_map<std::string, Folder> folders_;
+  std::vector<Batch> updates_;
   std::mutex mutex_;
 };
 
@@ -345,7 +349,6 @@ class Mirror {
     for (const auto& root : roots_) {
       UniqueFd dst(::open(root->destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (dst.fd < 0) continue;
-      if (root->state.forgot_some()) root->state.mark_dirty();
       root->state.save(dst.fd);
     }
   }
@@ -408,10 +411,12 @@ class Mirror {
     // The mirrored folder's own visit reads its state (in parallel with other sessions'); its
     // subfolders are queued only by this visit, so none is visited before.
     if (task.relative.empty()) state.load(dst.fd);
+    const SyncState::Folder* known = state.folder(task.relative);
     SyncState::Batch batch;
+    batch.folder = task.relative;
     struct stat dst_folder {};
-    const bool trusted = ::fstat(dst.fd, &dst_folder) == 0 &&
-                         state.folder_unchanged(task.relative, times_of(dst_folder));
+    const bool trusted = ::fstat(dst.fd, &dst_folder) == 0 && known != nullptr &&
+                         known->times == times_of(dst_folder);
     bool changed = false;
     for (auto& [name, type] : entries) {
       struct stat st {};
@@ -434,36 +439,40 @@ class Mirror {
       } else if (type == DT_REG) {
         if (name.ends_with(kPartialSuffix)) continue;  // never copy a copy in progress
         ++stats_.files;
-        changed |= file(src.fd, dst.fd, name, st, task, trusted, batch);
+        changed |= file(src.fd, dst.fd, name, st, task, known, trusted, batch);
       } else if (type == DT_LNK) {
         ++stats_.files;
         changed |= link(src.fd, dst.fd, name, task.destination);
       }
     }
     if (changed) ::fstat(dst.fd, &dst_folder);
-    state.record_folder(batch, task.relative, times_of(dst_folder));
+    if (known == nullptr || known->times != times_of(dst_folder)) {
+      batch.folder_times = times_of(dst_folder);
+    }
     state.merge(batch);
   }
 
   // Returns whether the destination folder changed.
   bool file(int src_dir, int dst_dir, const std::string& name, const struct stat& src_st,
-            const FolderTask& task, bool trusted, SyncState::Batch& batch) {
-    const std::string key = task.relative + name;
+            const FolderTask& task, const SyncState::Folder* known_folder, bool trusted,
+            SyncState::Batch& batch) {
     const SyncState::Times source_times = times_of(src_st);
-    const bool known = task.root->state.file_known(key, source_times);
-    if (known && trusted) {
-      SyncState::record_file(batch, key, source_times, true);
-      return false;
+    bool known = false;
+    if (known_folder != nullptr) {
+      const auto found = known_folder->files.find(name);
+      known = found != known_folder->files.end() && found->second == source_times;
     }
+    if (known && trusted) return false;
     struct stat dst_st {};
     if (::fstatat(dst_dir, name.c_str(), &dst_st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG(dst_st.st_mode) && dst_st.st_size == src_st.st_size &&
         same_time(src_st.st_mtim, dst_st.st_mtim)) {
-      SyncState::record_file(batch, key, source_times, known);
+      if (!known && name.find('\n') == std::string::npos)
+        batch.files.emplace_back(name, source_times);
       return false;
     }
     if (const auto copied = copy(src_dir, dst_dir, name, task.source, task.destination)) {
-      SyncState::record_file(batch, key, *copied, false);
+      if (name.find('\n') == std::string::npos) batch.files.emplace_back(name, *copied);
       return true;
     }
     return false;
