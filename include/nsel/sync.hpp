@@ -6,7 +6,9 @@
 // modification time differs from the copy's; it is written under a hidden temporary name
 // (".<name>.nsel-partial") and renamed over the final name only when complete, with the
 // source's modification time, so a file that changed while being copied is copied again on the
-// next pass. Nothing at the destination is ever deleted or truncated in place.
+// next pass. Nothing at the destination is ever deleted or truncated in place. What a pass
+// found is kept in "<mirrored folder>/.nsel-sync/state", so that the next pass needs only the
+// source's sizes and times; a destination folder whose time changed is checked file by file.
 #pragma once
 
 #include <chrono>
