@@ -65,7 +65,7 @@ ExecRun exec_worker(const std::string& worker, const std::map<std::string, std::
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   r.result = run(argv, env);
   r.description = read_description(description);
-  r.files = files_in(out);
+  r.files = nsel::test::reports_in(out);
   return r;
 }
 
@@ -157,7 +157,7 @@ TEST(Exec, ProgramIsResolvedOnPathNeverReplaced) {
        "--", "trainer", "--steps", "1", "--work-ms", "1", "--describe", (dir / "d.txt").string()},
       env);
   ASSERT_EQ(e.exit_code, 0) << e.err;
-  ASSERT_EQ(files_in(dir / "out").size(), 1u);
+  ASSERT_EQ(nsel::test::reports_in(dir / "out").size(), 1u);
   // The program nsys ran is exactly the one PATH gave, not an interpreter or another copy.
   EXPECT_EQ(read_description(dir / "d.txt").at("exe"), (dir / "bin" / "trainer").string());
   fs::remove_all(dir);

@@ -169,6 +169,14 @@ std::vector<fs::path> files_in(const fs::path& dir) {
   return files;
 }
 
+std::vector<fs::path> reports_in(const fs::path& dir) {
+  std::vector<fs::path> reports;
+  for (const fs::path& file : files_in(dir)) {
+    if (file.extension() == ".nsys-rep") reports.push_back(file);
+  }
+  return reports;
+}
+
 }  // namespace nsel::test
 
 namespace nsel::test {

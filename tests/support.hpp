@@ -46,6 +46,9 @@ std::map<std::string, std::string> read_description(const std::filesystem::path&
 
 std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir);
 
+// The .nsys-rep files in `dir` (nsel exec also leaves a manifest beside each).
+std::vector<std::filesystem::path> reports_in(const std::filesystem::path& dir);
+
 }  // namespace nsel::test
 
 namespace nsel::test {

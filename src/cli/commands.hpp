@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +18,12 @@ Action add_plan(CLI::App& app);
 Action add_exec(CLI::App& app);
 Action add_demo(CLI::App& app);
 Action add_report(CLI::App& app);
+Action add_ls(CLI::App& app);
+Action add_recover(CLI::App& app);
+Action add_sync(CLI::App& app);
+
+// "812 B", "126.6 KiB", "2.0 GiB".
+std::string size_text(std::uintmax_t bytes);
 
 // The process environment, for ProfileSettings::from_environment.
 std::optional<std::string> environment(std::string_view name);

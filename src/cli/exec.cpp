@@ -10,6 +10,7 @@
 #include "cli/identity.hpp"
 #include "nsel/error.hpp"
 #include "nsel/gpu_probe.hpp"
+#include "nsel/manifest.hpp"
 #include "nsel/plan.hpp"
 #include "nsel/process.hpp"
 #include "nsel/window_reports.hpp"
@@ -89,7 +90,9 @@ Action add_exec(CLI::App& app) {
     }
     // nsys writes the report when it gets SIGINT; a SIGTERM to it can lose the report.
     pid_t nsys_pid = 0;
+    ManifestRecorder manifest(plan);  // beside the report: who, where, how; then how it ended
     const int code = run_supervised(plan.command, plan.environment, SIGINT, &nsys_pid);
+    manifest.finish(code);
     // nsys is done with its agent once it has exited; a left-over agent can spin a core.
     stop_nsys_agents(nsys_pid);
     if (plan.repeated_reports) {

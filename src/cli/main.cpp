@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
   add("exec", nsel::cli::add_exec);
   add("demo", nsel::cli::add_demo);
   add("report", nsel::cli::add_report);
+  add("ls", nsel::cli::add_ls);
+  add("recover", nsel::cli::add_recover);
+  add("sync", nsel::cli::add_sync);
 
   // Everything after the first "--" is a program and its arguments, never nsel's options.
   std::vector<std::string> front;

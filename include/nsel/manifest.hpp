@@ -1,0 +1,120 @@
+// The manifest nsel writes beside each report: who was profiled, where, how, and what came of
+// it. The text form (serialize_manifest, parse_manifest, manifest_path_for) is pure and lives in
+// `core`, so that `reports` reads manifests and tests and fuzzers drive it; writing them
+// (always atomically: temporary name, then rename) belongs to `launch`.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nsel {
+
+struct WorkerPlan;
+
+// Manifests are "<report stem>.nsel.json", beside "<report stem>.nsys-rep".
+inline constexpr std::string_view kManifestSuffix = ".nsel.json";
+inline constexpr int kManifestVersion = 1;
+
+// The manifest's idea of the report, written by the launcher. `nsel ls` re-checks the files.
+inline constexpr std::string_view kManifestRunning = "running";    // nsys has not exited yet
+inline constexpr std::string_view kManifestComplete = "complete";  // .nsys-rep written
+inline constexpr std::string_view kManifestQdstrm = "qdstrm";      // only a .qdstrm was left
+inline constexpr std::string_view kManifestMissing = "missing";    // nsys wrote nothing
+
+struct Manifest {
+  int version = kManifestVersion;
+  std::string worker;
+  std::optional<std::string> pattern;  // the pattern that selected the worker
+  // The step window as the user wrote it ("2:4"), and its first start and last stop, so that
+  // several windows ("2:4,10:12") fit the same fields.
+  std::string step_window;
+  long long step_start = 0;
+  long long step_stop = 0;
+  long long pid = 0;  // the profiled program's process id (the %p of the report name); 0 unknown
+  long long nsel_pid = 0;                             // the `nsel exec` that launched it
+  std::string host;                                   // gethostname()
+  std::string node_ip;                                // see node_ip_address()
+  std::map<std::string, std::string> rank_variables;  // only those present
+  std::vector<std::string> command;                   // the full nsys command line, as argv
+  std::string start_time;                             // UTC, ISO 8601 with milliseconds
+  std::optional<std::string> end_time;
+  std::optional<int> exit_status;  // the program's exit code (128 + signal when killed)
+  std::string report;              // the report's path as nsys was told to write it
+  std::string state = std::string(kManifestRunning);
+  std::string reason;  // why the state is what it is, when that is not obvious
+
+  bool operator==(const Manifest&) const = default;
+};
+
+// JSON text of `manifest`: fixed key order, two-space indent, a final newline.
+std::string serialize_manifest(const Manifest& manifest);
+
+// Parses manifest text. Throws nsel::Error (exit code 1) naming `source` on anything that is not
+// a manifest of a version this nsel reads.
+Manifest parse_manifest(std::string_view text, std::string_view source);
+
+// The environment variables that tell a process's place in a distributed job (RANK, LOCAL_RANK,
+// WORLD_SIZE, SLURM_*, OMPI_COMM_WORLD_*, PMI_RANK, PMIX_RANK, ...), in this order.
+const std::vector<std::string_view>& rank_variable_names();
+
+// This node's address without running anything: the first IPv4 address of an interface that is
+// up and not loopback (getifaddrs), else the first such IPv6 address, else the address the host
+// name resolves to, else "127.0.0.1".
+std::string node_ip_address();
+
+// UTC now, "2026-11-29T12:03:04.123Z".
+std::string utc_timestamp_now();
+
+// Writes `text` to `path` atomically: a temporary file in the same folder, then rename. Throws
+// nsel::Error (exit code 1) on failure, leaving `path` as it was.
+void write_file_atomically(const std::filesystem::path& path, std::string_view text);
+
+// Reads a whole file; nullopt when it cannot be read.
+std::optional<std::string> read_small_file(const std::filesystem::path& path);
+
+// The path nsys gives its report for the `-o` value `output` (with nsys's %p, %h, %q{VAR} and
+// %% expanded for `pid`), the ".nsys-rep" suffix added when missing; relative to `working_dir`.
+std::filesystem::path expand_report_path(std::string_view output, long long pid,
+                                         const std::filesystem::path& working_dir);
+
+// The manifest path for a report path: "x/<stem>.nsys-rep" -> "x/<stem>.nsel.json".
+std::filesystem::path manifest_path_for(const std::filesystem::path& report);
+
+// Keeps the manifest of one profiled process up to date while `nsel exec` supervises nsys.
+// Construction writes the first manifest (state "running"); a background thread finds the
+// profiled program among this process's descendants (nsys starts it through its launcher), and
+// then writes the manifest under the report's own name. finish() records the end.
+class ManifestRecorder {
+ public:
+  // `output` is nsys's -o value; `manifest` holds everything known before the start.
+  ManifestRecorder(Manifest manifest, std::string output);
+  // For a profiled worker's plan: its worker, pattern, window and command, this process's
+  // description (describe_this_process) and the plan's -o value.
+  explicit ManifestRecorder(const WorkerPlan& plan);
+  ~ManifestRecorder();
+  ManifestRecorder(const ManifestRecorder&) = delete;
+  ManifestRecorder& operator=(const ManifestRecorder&) = delete;
+
+  // After nsys exited with `exit_status`: end time, exit status, and the state of the report
+  // found on disk. Never throws (a manifest must not change the worker's exit code).
+  void finish(int exit_status) noexcept;
+
+  std::filesystem::path manifest_path() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Fills a manifest's worker-independent fields from this process: host, node IP, the rank
+// variables of its environment, nsel_pid and the start time.
+void describe_this_process(Manifest& manifest);
+
+}  // namespace nsel

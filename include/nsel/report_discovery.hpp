@@ -1,0 +1,79 @@
+// Finding reports, left-over .qdstrm files and manifests under one or more roots: Ray temp
+// folders (session_[0-9]* and session_latest), plain folders, and synced SLURM log folders
+// (<job>-logs/ray/[<node>/]<session>/logs/nsight/). Only names and stat() are used: no report
+// is opened, so listing thousands of reports takes milliseconds.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nsel {
+
+enum class ReportState {
+  complete,  // a .nsys-rep that is not being written
+  empty,     // a .nsys-rep known to hold no profile (see `reason`)
+  writing,   // nsys or the importer is still writing it (or its .qdstrm)
+  qdstrm,    // only a .qdstrm is left: 'nsel recover' turns it into a report
+  running,   // a manifest says the process is still running; no file yet
+  missing,   // a manifest says the process ended and nsys wrote no report
+};
+
+std::string_view to_string(ReportState state);
+
+// How long after its last change a file still counts as being written.
+inline constexpr std::chrono::seconds kWritingQuietPeriod{30};
+// A .nsys-rep smaller than this holds no profile: even an empty session's report is ~100 KiB.
+inline constexpr std::uintmax_t kEmptyReportBytes = 4096;
+
+struct FoundReport {
+  std::filesystem::path path;  // the .nsys-rep, or the .qdstrm, or the manifest's report path
+  std::string root;            // the root it was found under, as given
+  std::string node;     // manifest host, else the SLURM node folder, "(head)" for the head, else ""
+  std::string session;  // the Ray session folder name, or ""
+  std::string job;      // the SLURM "<job>" of "<job>-logs", or ""
+  std::string worker;   // from the manifest or the file name; "" when unknown
+  std::string window;   // "2:4"; "" for worker_process_<PID> and unknown names
+  long long pid = 0;    // 0 when unknown
+  std::uintmax_t bytes = 0;  // of the file found (0 when there is none)
+  std::chrono::system_clock::time_point modified{};
+  ReportState state = ReportState::complete;
+  std::string reason;                             // why empty/missing/writing, when known
+  std::optional<std::filesystem::path> manifest;  // the manifest that describes it
+  std::optional<std::filesystem::path> qdstrm;    // a .qdstrm of the same name, when present
+};
+
+// A fact about a root worth telling: a stale or dangling session_latest, a duplicate skipped,
+// an unreadable manifest.
+struct DiscoveryNote {
+  std::string root;
+  std::string path;
+  std::string kind;  // "stale_session_latest", "dangling_session_latest", "bad_manifest", ...
+  std::string message;
+};
+
+struct Discovery {
+  std::vector<std::string> roots;    // the roots that exist and were searched
+  std::vector<FoundReport> reports;  // sorted: root, job, node, session, worker, pid, path
+  std::vector<DiscoveryNote> notes;
+  std::size_t sessions = 0;  // distinct Ray sessions searched
+};
+
+struct DiscoveryOptions {
+  std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
+  std::string local_host;  // the host name of this machine, for "is that process alive?"
+  int max_depth = 8;       // folders below a root (a session's logs/nsight counts as one step)
+};
+
+// Searches every root (a folder; a missing one is skipped). Never throws for a bad file: it
+// becomes a note.
+Discovery discover_reports(const std::vector<std::filesystem::path>& roots,
+                           const DiscoveryOptions& options = {});
+
+// The roots searched when none is given: /tmp/ray and nsel's demo root (<temp>/nsel-demo).
+std::vector<std::filesystem::path> default_report_roots();
+
+}  // namespace nsel

@@ -1,0 +1,222 @@
+// nsel ls: every report, .qdstrm and manifest under the roots, grouped, with its state.
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "cli/commands.hpp"
+#include "nsel/error.hpp"
+#include "nsel/report_discovery.hpp"
+
+namespace nsel::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+struct LsOptions {
+  bool json = false;
+  std::vector<std::string> roots;
+};
+
+Json text_or_null(const std::string& text) {
+  return text.empty() ? Json(nullptr) : Json(text);
+}
+
+std::string utc_text(std::chrono::system_clock::time_point when) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+constexpr ReportState kAllStates[] = {ReportState::complete, ReportState::empty,
+                                      ReportState::writing,  ReportState::qdstrm,
+                                      ReportState::running,  ReportState::missing};
+
+Json to_json(const Discovery& found) {
+  Json out;
+  out["nsel_ls"] = 1;
+  out["roots"] = found.roots;
+  out["sessions"] = found.sessions;
+  Json counts = Json::object();
+  for (ReportState state : kAllStates) counts[std::string(to_string(state))] = 0;
+  for (const FoundReport& r : found.reports) {
+    counts[std::string(to_string(r.state))] =
+        counts[std::string(to_string(r.state))].get<int>() + 1;
+  }
+  out["counts"] = counts;
+  Json notes = Json::array();
+  for (const DiscoveryNote& note : found.notes) {
+    notes.push_back(
+        {{"root", note.root}, {"kind", note.kind}, {"path", note.path}, {"message", note.message}});
+  }
+  out["notes"] = notes;
+  Json reports = Json::array();
+  for (const FoundReport& r : found.reports) {
+    Json item;
+    item["path"] = r.path.string();
+    item["state"] = std::string(to_string(r.state));
+    item["reason"] = text_or_null(r.reason);
+    item["worker"] = text_or_null(r.worker);
+    item["window"] = text_or_null(r.window);
+    item["pid"] = r.pid != 0 ? Json(r.pid) : Json(nullptr);
+    item["node"] = text_or_null(r.node);
+    item["session"] = text_or_null(r.session);
+    item["job"] = text_or_null(r.job);
+    item["root"] = r.root;
+    item["bytes"] = r.bytes;
+    item["modified"] = r.bytes > 0 || r.modified.time_since_epoch().count() != 0
+                           ? Json(utc_text(r.modified))
+                           : Json(nullptr);
+    item["manifest"] = r.manifest ? Json(r.manifest->string()) : Json(nullptr);
+    item["qdstrm"] = r.qdstrm ? Json(r.qdstrm->string()) : Json(nullptr);
+    reports.push_back(item);
+  }
+  out["reports"] = reports;
+  return out;
+}
+
+std::string cell(const std::string& text) {
+  return text.empty() ? "-" : text;
+}
+
+void print_table(const Discovery& found, const std::vector<fs::path>& searched) {
+  if (found.reports.empty()) {
+    std::string where;
+    for (const fs::path& root : searched) where += (where.empty() ? "" : ", ") + root.string();
+    std::printf("No reports found under %s.\n", where.c_str());
+  }
+  std::string current_root;
+  std::tuple<std::string, std::string, std::string, std::string> current_group;
+  bool first_group = true;
+  size_t worker_width = 6;
+  for (size_t i = 0; i < found.reports.size(); ++i) {
+    const FoundReport& r = found.reports[i];
+    if (r.root != current_root || first_group) {
+      current_root = r.root;
+      std::printf("%s%s\n", first_group ? "" : "\n", r.root.c_str());
+      for (const DiscoveryNote& note : found.notes) {
+        if (note.root == r.root) std::printf("  note: %s\n", note.message.c_str());
+      }
+    }
+    const auto group = std::make_tuple(r.job, r.node, r.session, r.path.parent_path().string());
+    if (group != current_group || first_group) {
+      current_group = group;
+      first_group = false;
+      std::string title;
+      if (!r.job.empty()) title += "job " + r.job + "  ";
+      title += "node " + cell(r.node) + "  ";
+      if (!r.session.empty()) title += r.session;
+      std::printf("  %s\n    in %s\n", title.c_str(), r.path.parent_path().c_str());
+      worker_width = 6;
+      for (size_t j = i; j < found.reports.size(); ++j) {
+        const FoundReport& other = found.reports[j];
+        if (std::make_tuple(other.job, other.node, other.session,
+                            other.path.parent_path().string()) != group) {
+          break;
+        }
+        worker_width = std::max(worker_width, other.worker.size());
+      }
+      std::printf("    %-*s  %-7s  %-8s  %10s  %s\n", static_cast<int>(worker_width), "WORKER",
+                  "WINDOW", "PID", "SIZE", "STATE");
+    }
+    const std::string state =
+        std::string(to_string(r.state)) + (r.reason.empty() ? "" : " (" + r.reason + ")");
+    std::printf("    %-*s  %-7s  %-8s  %10s  %s\n", static_cast<int>(worker_width),
+                cell(r.worker).c_str(), cell(r.window).c_str(),
+                r.pid != 0 ? std::to_string(r.pid).c_str() : "-", size_text(r.bytes).c_str(),
+                state.c_str());
+  }
+  for (const DiscoveryNote& note : found.notes) {
+    const bool shown = std::any_of(found.reports.begin(), found.reports.end(),
+                                   [&](const FoundReport& r) { return r.root == note.root; });
+    if (!shown) std::printf("%s\n  note: %s\n", note.root.c_str(), note.message.c_str());
+  }
+  if (!found.reports.empty()) {
+    std::map<ReportState, int> counts;
+    for (const FoundReport& r : found.reports) ++counts[r.state];
+    std::string summary;
+    for (ReportState state : kAllStates) {
+      if (counts[state] == 0) continue;
+      summary += (summary.empty() ? "" : ", ") + std::to_string(counts[state]) + " " +
+                 std::string(to_string(state));
+    }
+    std::printf("\n%zu report(s) in %zu session(s): %s\n", found.reports.size(), found.sessions,
+                summary.c_str());
+  }
+}
+
+}  // namespace
+
+std::string size_text(std::uintmax_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0) {
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  }
+  return text;
+}
+
+Action add_ls(CLI::App& app) {
+  auto options = std::make_shared<LsOptions>();
+  CLI::App* ls = app.add_subcommand(
+      "ls",
+      "List every report under ROOT... (default: /tmp/ray and <temp>/nsel-demo): Ray sessions\n"
+      "(session_[0-9]* and session_latest, counted once; a session_latest that is not the\n"
+      "newest session is noted), plain folders, and synced SLURM logs\n"
+      "(<job>-logs/ray/[<node>/]<session>/logs/nsight/). For each: worker, step window, PID,\n"
+      "node, size and state. Names and file sizes/times are all it reads (no report is opened):\n"
+      "  complete  a .nsys-rep, unchanged for 30 s or finished according to its manifest\n"
+      "  empty     smaller than 4 KiB, or a vLLM generation worker's report beside\n"
+      "            worker_process_<PID> reports (model parallelism: the profile is in those)\n"
+      "  writing   changed in the last 30 s, or its manifest says nsys still runs\n"
+      "  qdstrm    only a .qdstrm is left: 'nsel recover' turns it into a report\n"
+      "  running   a manifest, no file yet: the profiled process still runs\n"
+      "  missing   a manifest says nsys wrote no report (or nsel was killed)\n"
+      "Worker, window and PID come from the manifest (<stem>.nsel.json) when there is one,\n"
+      "else from the file name (<worker>_<start>:<stop>_<PID>, worker_process_<PID>).\n"
+      "--json prints one object: nsel_ls (format version 1), roots, sessions, counts, notes,\n"
+      "reports (path, state, reason, worker, window, pid, node, session, job, root, bytes,\n"
+      "modified, manifest, qdstrm; null when unknown); see the README.\n"
+      "Usage: nsel ls [--json] [ROOT...]");
+  ls->add_flag("--json", options->json, "print one JSON object (stable; see the README)");
+  ls->add_option("ROOT", options->roots, "folders to search (default: /tmp/ray, <temp>/nsel-demo)");
+
+  return [options](const std::vector<std::string>& trailing) -> int {
+    if (!trailing.empty()) throw Error("nsel ls takes no PROGRAM; see 'nsel ls --help'");
+    std::vector<fs::path> roots;
+    for (const std::string& root : options->roots) {
+      std::error_code ec;
+      if (!fs::is_directory(root, ec)) {
+        throw Error(bad_value("ROOT", root, "no such folder",
+                              "a folder holding reports: a Ray temp folder such as /tmp/ray, a "
+                              "SLURM log folder, or any folder"));
+      }
+      roots.emplace_back(root);
+    }
+    if (roots.empty()) roots = default_report_roots();
+    const Discovery found = discover_reports(roots);
+    if (options->json) {
+      std::printf("%s\n", to_json(found).dump(2).c_str());
+    } else {
+      print_table(found, roots);
+    }
+    return 0;
+  };
+}
+
+}  // namespace nsel::cli

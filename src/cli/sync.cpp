@@ -1,0 +1,111 @@
+// nsel sync: the SLURM log sync, as an incremental, crash-safe mirror.
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "nsel/error.hpp"
+#include "nsel/manifest.hpp"
+#include "nsel/sync.hpp"
+
+namespace nsel::cli {
+namespace {
+
+struct SyncOptions {
+  std::string source;
+  std::string dest;
+  std::string every;
+  std::string node;
+  bool head = false;
+  bool node_ip = false;
+  bool quiet = false;
+};
+
+std::string describe(const PassStats& stats) {
+  const double seconds = std::chrono::duration<double>(stats.elapsed).count();
+  char text[256];
+  std::snprintf(text, sizeof text, "%llu file(s) checked, %llu copied (%s), %llu failed, %.1f s",
+                static_cast<unsigned long long>(stats.files),
+                static_cast<unsigned long long>(stats.copied),
+                size_text(stats.bytes_copied).c_str(),
+                static_cast<unsigned long long>(stats.failed), seconds);
+  return text;
+}
+
+}  // namespace
+
+Action add_sync(CLI::App& app) {
+  auto options = std::make_shared<SyncOptions>();
+  CLI::App* sync = app.add_subcommand(
+      "sync",
+      "Copy this node's Ray logs (reports included) to the job's shared log folder, as NeMo RL's\n"
+      "SLURM log sync does: each SRC/session_[0-9]*/logs/ goes to LOG_DIR/ray/<session>/logs/\n"
+      "on the head node and to LOG_DIR/ray/<node>/<session>/logs/ on the others. Only files\n"
+      "whose size or modification time differ are copied; each is written under a hidden\n"
+      "temporary name and renamed when complete, so a killed sync never leaves a partial file\n"
+      "under a real name; nothing at the destination is deleted or truncated. A report still\n"
+      "being written is copied again once it changes. Repeats every --every seconds and stops\n"
+      "after the first full pass that finds LOG_DIR/ENDED (without --every: one pass).\n"
+      "Defaults: LOG_DIR=$BASE_LOG_DIR/$SLURM_JOB_ID-logs ($SLURM_JOB_ID-restart<N>-logs when\n"
+      "SLURM_RESTART_COUNT=N>0); --every from RAY_LOG_SYNC_FREQUENCY; the head is the node\n"
+      "with SLURM_NODEID=0 (or none), the others use their host name.\n"
+      "Usage: nsel sync [--src DIR] [--dest LOG_DIR] [--every SECONDS] [--head|--node NAME|"
+      "--node-ip]");
+  sync->add_option("--src", options->source, "the Ray temp folder (default /tmp/ray)");
+  sync->add_option("--dest", options->dest, "the job's log folder LOG_DIR");
+  sync->add_option("--every", options->every,
+                   "seconds between passes (default: RAY_LOG_SYNC_FREQUENCY; unset: one pass)");
+  sync->add_option("--node", options->node, "this node's folder name (default: its host name)");
+  sync->add_flag("--head", options->head, "this is the head node: no node folder");
+  sync->add_flag("--node-ip", options->node_ip, "name this node's folder by its IP address");
+  sync->add_flag("--quiet", options->quiet, "no progress lines, only problems");
+
+  return [options](const std::vector<std::string>& trailing) -> int {
+    if (!trailing.empty()) throw Error("nsel sync takes no PROGRAM; see 'nsel sync --help'");
+    SyncRequest request;
+    if (!options->source.empty()) request.source = options->source;
+    if (!options->dest.empty()) request.dest = options->dest;
+    if (!options->every.empty()) request.every = options->every;
+    if (!options->node.empty()) request.node = options->node;
+    if (options->node_ip) {
+      if (options->head || request.node) {
+        throw Error("--node-ip names the node's folder: use it without --head and --node");
+      }
+      request.node = node_ip_address();
+    }
+    request.head = options->head;
+    const SyncSettings settings = resolve_sync_settings(request, environment);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(settings.source, ec)) {
+      throw Error(bad_value("--src", settings.source.string(), "no such folder",
+                            "the Ray temp folder holding session_* (default /tmp/ray)"));
+    }
+    const std::string target =
+        (settings.log_dir / "ray" / (settings.node.empty() ? "" : settings.node)).string();
+    if (!options->quiet) {
+      std::fprintf(stderr, "nsel sync: %s -> %s%s\n", settings.source.c_str(), target.c_str(),
+                   settings.every.count() > 0 ? " (until ENDED)" : "");
+    }
+    SyncObserver observer;
+    observer.problem = [](const std::string& message) {
+      std::fprintf(stderr, "nsel sync: %s\n", message.c_str());
+    };
+    const bool quiet = options->quiet;
+    observer.progress = [quiet](const PassStats& stats, bool final) {
+      // Progress only on passes that take a while, and every pass that copied something.
+      if (quiet && !(final && stats.failed > 0)) return;
+      if (final && stats.copied == 0 && stats.failed == 0 &&
+          stats.elapsed < std::chrono::seconds(2)) {
+        return;
+      }
+      std::fprintf(stderr, "nsel sync: %s%s%s\n", final ? "pass done: " : "",
+                   describe(stats).c_str(),
+                   final && stats.saw_ended ? "; ENDED seen, stopping" : "");
+    };
+    const PassStats last = sync_loop(settings, observer);
+    return last.failed == 0 ? 0 : 1;
+  };
+}
+
+}  // namespace nsel::cli

@@ -1,0 +1,167 @@
+// The manifest's text form: pure (no files, no processes), so tests and fuzzers can drive it.
+#include <nlohmann/json.hpp>
+
+#include "nsel/error.hpp"
+#include "nsel/manifest.hpp"
+
+namespace nsel {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json optional_json(const std::optional<std::string>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+[[noreturn]] void bad_manifest(std::string_view source, const std::string& problem) {
+  throw Error(std::string(source) + ": " + problem + "; expected an nsel manifest (version " +
+                  std::to_string(kManifestVersion) + ")",
+              1);
+}
+
+std::string string_field(const Json& json, const char* key, std::string_view source,
+                         bool required = true) {
+  const auto found = json.find(key);
+  if (found == json.end() || found->is_null()) {
+    if (required) bad_manifest(source, std::string("missing \"") + key + "\"");
+    return {};
+  }
+  if (!found->is_string()) bad_manifest(source, std::string("\"") + key + "\" is not a string");
+  return found->get<std::string>();
+}
+
+std::optional<std::string> optional_string_field(const Json& json, const char* key,
+                                                 std::string_view source) {
+  const auto found = json.find(key);
+  if (found == json.end() || found->is_null()) return std::nullopt;
+  if (!found->is_string()) bad_manifest(source, std::string("\"") + key + "\" is not a string");
+  return found->get<std::string>();
+}
+
+long long integer_field(const Json& json, const char* key, std::string_view source) {
+  const auto found = json.find(key);
+  if (found == json.end() || found->is_null()) return 0;
+  if (!found->is_number_integer()) {
+    bad_manifest(source, std::string("\"") + key + "\" is not a whole number");
+  }
+  return found->get<long long>();
+}
+
+}  // namespace
+
+std::string serialize_manifest(const Manifest& m) {
+  Json json;
+  json["nsel_manifest"] = m.version;
+  json["worker"] = m.worker;
+  json["pattern"] = optional_json(m.pattern);
+  json["step_window"] = {{"text", m.step_window}, {"start", m.step_start}, {"stop", m.step_stop}};
+  json["pid"] = m.pid;
+  json["nsel_pid"] = m.nsel_pid;
+  json["host"] = m.host;
+  json["node_ip"] = m.node_ip;
+  Json ranks = Json::object();
+  for (const auto& [name, value] : m.rank_variables) ranks[name] = value;
+  json["rank_variables"] = ranks;
+  json["command"] = m.command;
+  json["start_time"] = m.start_time;
+  json["end_time"] = optional_json(m.end_time);
+  json["exit_status"] = m.exit_status ? Json(*m.exit_status) : Json(nullptr);
+  json["report"] = m.report;
+  json["state"] = m.state;
+  json["reason"] = m.reason;
+  return json.dump(2) + "\n";
+}
+
+Manifest parse_manifest(std::string_view text, std::string_view source) {
+  Json json;
+  try {
+    json = Json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    bad_manifest(source, std::string("not valid JSON (") + e.what() + ")");
+  }
+  if (!json.is_object()) bad_manifest(source, "not a JSON object");
+  const auto version = json.find("nsel_manifest");
+  if (version == json.end() || !version->is_number_integer()) {
+    bad_manifest(source, "no \"nsel_manifest\" version");
+  }
+  Manifest m;
+  m.version = version->get<int>();
+  if (m.version != kManifestVersion) {
+    bad_manifest(source, "version " + std::to_string(m.version) + " is not known to this nsel");
+  }
+  m.worker = string_field(json, "worker", source);
+  m.pattern = optional_string_field(json, "pattern", source);
+  if (const auto window = json.find("step_window"); window != json.end() && !window->is_null()) {
+    if (!window->is_object()) bad_manifest(source, "\"step_window\" is not an object");
+    m.step_window = string_field(*window, "text", source, false);
+    m.step_start = integer_field(*window, "start", source);
+    m.step_stop = integer_field(*window, "stop", source);
+  }
+  m.pid = integer_field(json, "pid", source);
+  m.nsel_pid = integer_field(json, "nsel_pid", source);
+  m.host = string_field(json, "host", source, false);
+  m.node_ip = string_field(json, "node_ip", source, false);
+  if (const auto ranks = json.find("rank_variables"); ranks != json.end() && !ranks->is_null()) {
+    if (!ranks->is_object()) bad_manifest(source, "\"rank_variables\" is not an object");
+    for (const auto& [name, value] : ranks->items()) {
+      if (!value.is_string()) bad_manifest(source, "rank variable " + name + " is not a string");
+      m.rank_variables[name] = value.get<std::string>();
+    }
+  }
+  if (const auto command = json.find("command"); command != json.end() && !command->is_null()) {
+    if (!command->is_array()) bad_manifest(source, "\"command\" is not a list");
+    for (const auto& word : *command) {
+      if (!word.is_string()) bad_manifest(source, "\"command\" holds a non-string");
+      m.command.push_back(word.get<std::string>());
+    }
+  }
+  m.start_time = string_field(json, "start_time", source, false);
+  m.end_time = optional_string_field(json, "end_time", source);
+  if (const auto status = json.find("exit_status"); status != json.end() && !status->is_null()) {
+    if (!status->is_number_integer()) bad_manifest(source, "\"exit_status\" is not a number");
+    m.exit_status = status->get<int>();
+  }
+  m.report = string_field(json, "report", source, false);
+  m.state = string_field(json, "state", source);
+  m.reason = string_field(json, "reason", source, false);
+  return m;
+}
+
+const std::vector<std::string_view>& rank_variable_names() {
+  static const std::vector<std::string_view> names = {"RANK",
+                                                      "LOCAL_RANK",
+                                                      "WORLD_SIZE",
+                                                      "LOCAL_WORLD_SIZE",
+                                                      "NODE_RANK",
+                                                      "GROUP_RANK",
+                                                      "SLURM_PROCID",
+                                                      "SLURM_LOCALID",
+                                                      "SLURM_NODEID",
+                                                      "SLURM_NTASKS",
+                                                      "SLURM_JOB_ID",
+                                                      "SLURM_STEP_ID",
+                                                      "SLURM_ARRAY_TASK_ID",
+                                                      "SLURM_RESTART_COUNT",
+                                                      "SLURMD_NODENAME",
+                                                      "OMPI_COMM_WORLD_RANK",
+                                                      "OMPI_COMM_WORLD_LOCAL_RANK",
+                                                      "OMPI_COMM_WORLD_SIZE",
+                                                      "PMI_RANK",
+                                                      "PMI_SIZE",
+                                                      "PMIX_RANK",
+                                                      "MV2_COMM_WORLD_RANK",
+                                                      "RAY_NODE_ID",
+                                                      "CUDA_VISIBLE_DEVICES"};
+  return names;
+}
+
+fs::path manifest_path_for(const fs::path& report) {
+  std::string name = report.filename().string();
+  constexpr std::string_view suffix = ".nsys-rep";
+  if (name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+  return report.parent_path() / (name + std::string(kManifestSuffix));
+}
+
+}  // namespace nsel

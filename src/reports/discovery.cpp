@@ -1,0 +1,486 @@
+#include "nsel/report_discovery.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "nsel/error.hpp"
+#include "nsel/manifest.hpp"
+#include "nsel/report_layout.hpp"
+
+namespace nsel {
+namespace fs = std::filesystem;
+using Clock = std::chrono::system_clock;
+
+std::string_view to_string(ReportState state) {
+  switch (state) {
+    case ReportState::complete:
+      return "complete";
+    case ReportState::empty:
+      return "empty";
+    case ReportState::writing:
+      return "writing";
+    case ReportState::qdstrm:
+      return "qdstrm";
+    case ReportState::running:
+      return "running";
+    case ReportState::missing:
+      return "missing";
+  }
+  return "complete";
+}
+
+std::vector<fs::path> default_report_roots() {
+  std::error_code ec;
+  fs::path temp = fs::temp_directory_path(ec);
+  if (ec) temp = "/tmp";
+  return {"/tmp/ray", temp / "nsel-demo"};
+}
+
+namespace {
+
+constexpr std::string_view kReportSuffix = ".nsys-rep";
+constexpr std::string_view kQdstrmSuffix = ".qdstrm";
+constexpr const char* kHeadNode = "(head)";
+
+struct Context {
+  std::string root;
+  std::string job;
+  std::string node;
+  std::string session;
+  bool in_ray_folder = false;  // the folder is "<job>-logs/ray": its plain children are nodes
+};
+
+struct FileInfo {
+  std::uintmax_t bytes = 0;
+  Clock::time_point modified{};
+};
+
+struct Entry {
+  std::string name;
+  bool directory = false;
+  bool symlink = false;
+  bool regular = false;
+};
+
+// readdir with d_type: no stat for the common case.
+std::vector<Entry> list_folder(const fs::path& folder) {
+  std::vector<Entry> entries;
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) return entries;
+  while (const dirent* d = ::readdir(dir)) {
+    const std::string_view name = d->d_name;
+    if (name == "." || name == "..") continue;
+    Entry entry{std::string(name)};
+    unsigned char type = d->d_type;
+    if (type == DT_UNKNOWN) {
+      struct stat st {};
+      if (::fstatat(::dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      type = S_ISDIR(st.st_mode)   ? DT_DIR
+             : S_ISLNK(st.st_mode) ? DT_LNK
+             : S_ISREG(st.st_mode) ? DT_REG
+                                   : DT_UNKNOWN;
+    }
+    entry.directory = type == DT_DIR;
+    entry.symlink = type == DT_LNK;
+    entry.regular = type == DT_REG;
+    entries.push_back(std::move(entry));
+  }
+  ::closedir(dir);
+  return entries;
+}
+
+bool is_session_name(std::string_view name) {
+  return name.size() > 8 && name.starts_with("session_") && name[8] >= '0' && name[8] <= '9';
+}
+
+bool is_vllm_generation_worker(std::string_view worker) {
+  return worker.starts_with("vllm") && worker.find("generation_worker") != std::string_view::npos;
+}
+
+bool process_alive(long long pid) {
+  if (pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+std::string seconds_ago(Clock::time_point then, Clock::time_point now) {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - then).count();
+  return std::to_string(std::max<long long>(seconds, 0)) + " s ago";
+}
+
+class Walker {
+ public:
+  Walker(const DiscoveryOptions& options, Discovery& out) : options_(options), out_(out) {}
+
+  void walk(const fs::path& folder, Context context, int depth) {
+    if (depth > options_.max_depth) return;
+    const std::vector<Entry> entries = list_folder(folder);
+    std::vector<std::string> sessions;
+    const Entry* latest = nullptr;
+    bool has_report_files = false;
+    for (const Entry& entry : entries) {
+      if (entry.name == "session_latest") {
+        latest = &entry;
+      } else if (is_session_name(entry.name) && (entry.directory || entry.symlink)) {
+        sessions.push_back(entry.name);
+      } else if (entry.regular &&
+                 (entry.name.ends_with(kReportSuffix) || entry.name.ends_with(kQdstrmSuffix) ||
+                  entry.name.ends_with(kManifestSuffix))) {
+        has_report_files = true;
+      }
+    }
+    if (has_report_files) scan_reports(folder, context);
+    std::sort(sessions.begin(), sessions.end());
+    // Sessions right under "<job>-logs/ray" are the head node's (other nodes have a folder).
+    Context session_context = context;
+    if (context.in_ray_folder && session_context.node.empty()) session_context.node = kHeadNode;
+    for (const std::string& session : sessions) {
+      scan_session(folder / session, session, session_context);
+    }
+    if (latest != nullptr) check_latest(folder, *latest, sessions, session_context);
+
+    for (const Entry& entry : entries) {
+      // Sessions are done above; hidden folders are nsel's own (or not reports); links are
+      // not followed, so that no folder is searched twice and no loop is possible.
+      if (!entry.directory || entry.name.front() == '.' || is_session_name(entry.name) ||
+          entry.name == "session_latest") {
+        continue;
+      }
+      Context child = context;
+      child.in_ray_folder = false;
+      if (context.in_ray_folder) {
+        child.node = entry.name;
+      } else if (entry.name.size() > 5 && entry.name.ends_with("-logs")) {
+        child.job = entry.name.substr(0, entry.name.size() - 5);
+      }
+      if (entry.name == "ray" && !child.job.empty() && context.node.empty()) {
+        child.in_ray_folder = true;
+      }
+      walk(folder / entry.name, child, depth + 1);
+    }
+  }
+
+  void scan_session(const fs::path& session_folder, const std::string& name, Context context) {
+    ++out_.sessions;
+    context.session = name;
+    const fs::path nsight = session_folder / "logs" / "nsight";
+    scan_reports(nsight, context);
+  }
+
+ private:
+  void note(const Context& context, const fs::path& path, std::string kind, std::string message) {
+    out_.notes.push_back({context.root, path.string(), std::move(kind), std::move(message)});
+  }
+
+  void check_latest(const fs::path& folder, const Entry& latest,
+                    const std::vector<std::string>& sessions, const Context& context) {
+    const fs::path link = folder / "session_latest";
+    const std::string newest = sessions.empty() ? std::string() : sessions.back();
+    if (latest.symlink) {
+      std::error_code ec;
+      const fs::path target = fs::read_symlink(link, ec);
+      const std::string target_name = target.filename().string();
+      if (ec || !fs::is_directory(link, ec)) {
+        note(context, link, "dangling_session_latest",
+             "session_latest points to " + quote(target.string()) + ", which does not exist");
+        return;
+      }
+      const bool listed =
+          std::find(sessions.begin(), sessions.end(), target_name) != sessions.end() &&
+          fs::equivalent(link, folder / target_name, ec);
+      if (!listed) {
+        // Points outside this folder: search it once, under its own name.
+        scan_session(link, target_name, context);
+      } else if (target_name != newest) {
+        note(context, link, "stale_session_latest",
+             "session_latest points to " + target_name + ", not to the newest session " + newest +
+                 "; both were searched");
+      }
+      return;
+    }
+    if (latest.directory) {
+      // A copy that followed the link: its reports are those of some session already listed.
+      const size_t before = out_.reports.size();
+      scan_session(link, "session_latest", context);
+      std::set<std::string> known;
+      for (size_t i = 0; i < before; ++i) {
+        if (out_.reports[i].root == context.root && out_.reports[i].node == context.node) {
+          known.insert(out_.reports[i].path.filename().string());
+        }
+      }
+      const auto duplicate = [&](const FoundReport& r) {
+        return known.count(r.path.filename().string()) > 0;
+      };
+      const auto first_new = out_.reports.begin() + static_cast<std::ptrdiff_t>(before);
+      const auto removed = std::count_if(first_new, out_.reports.end(), duplicate);
+      out_.reports.erase(std::remove_if(first_new, out_.reports.end(), duplicate),
+                         out_.reports.end());
+      if (removed > 0) {
+        note(context, link, "copied_session_latest",
+             "session_latest is a folder (a copy of a session); " + std::to_string(removed) +
+                 " report(s) already found in a session were counted once");
+      }
+    }
+  }
+
+  std::optional<FileInfo> file_info(int dir_fd, const std::string& name) {
+    struct stat st {};
+    if (::fstatat(dir_fd, name.c_str(), &st, 0) != 0 || !S_ISREG(st.st_mode)) {
+      return std::nullopt;
+    }
+    FileInfo info;
+    info.bytes = static_cast<std::uintmax_t>(st.st_size);
+    info.modified = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+    return info;
+  }
+
+  void scan_reports(const fs::path& folder, const Context& context) {
+    const int dir_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) return;
+    std::map<std::string, FileInfo> reports;  // by stem
+    std::map<std::string, FileInfo> qdstrms;
+    std::map<std::string, std::pair<Manifest, fs::path>> manifests;
+    std::vector<long long> worker_processes;
+    for (const Entry& entry : list_folder(folder)) {
+      if (!entry.regular) continue;
+      const std::string& name = entry.name;
+      if (name.ends_with(kReportSuffix) && name.front() != '.') {
+        if (auto info = file_info(dir_fd, name)) {
+          const std::string stem = name.substr(0, name.size() - kReportSuffix.size());
+          reports[stem] = *info;
+          if (const auto parsed = parse_report_file_name(name);
+              parsed && parsed->worker == "worker_process") {
+            worker_processes.push_back(parsed->pid);
+          }
+        }
+      } else if (name.ends_with(kQdstrmSuffix) && name.front() != '.') {
+        if (auto info = file_info(dir_fd, name)) {
+          qdstrms[name.substr(0, name.size() - kQdstrmSuffix.size())] = *info;
+        }
+      } else if (name.ends_with(kManifestSuffix)) {
+        read_manifest(folder / name, context, manifests);
+      }
+    }
+    ::close(dir_fd);
+    std::sort(worker_processes.begin(), worker_processes.end());
+
+    std::set<std::string> stems;
+    for (const auto& [stem, info] : reports) stems.insert(stem);
+    for (const auto& [stem, info] : qdstrms) stems.insert(stem);
+    for (const auto& [stem, manifest] : manifests) stems.insert(stem);
+    // nsys's --capture-range-end=repeat writes one report per window, "<stem>.<n>.nsys-rep",
+    // all described by the manifest "<stem>.nsel.json".
+    const auto base_of = [&](const std::string& stem) {
+      const size_t dot = stem.rfind('.');
+      if (dot == std::string::npos || dot + 1 == stem.size() ||
+          stem.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
+        return stem;
+      }
+      return stem.substr(0, dot);
+    };
+    std::set<std::string> described;  // manifests whose reports are numbered
+    for (const std::string& stem : stems) {
+      const std::string base = base_of(stem);
+      if (base != stem && manifests.count(base) && (reports.count(stem) || qdstrms.count(stem))) {
+        described.insert(base);
+      }
+    }
+    for (const std::string& stem : stems) {
+      const auto report = reports.find(stem);
+      const auto qdstrm = qdstrms.find(stem);
+      if (report == reports.end() && qdstrm == qdstrms.end() && described.count(stem)) continue;
+      auto manifest = manifests.find(stem);
+      if (manifest == manifests.end()) manifest = manifests.find(base_of(stem));
+      FoundReport found;
+      found.root = context.root;
+      found.node = context.node;
+      found.session = context.session;
+      found.job = context.job;
+      const std::string file_name = stem + std::string(kReportSuffix);
+      if (const auto parsed = parse_report_file_name(base_of(stem) + std::string(kReportSuffix))) {
+        found.worker = parsed->worker;
+        found.window = parsed->window ? parsed->window->text() : "";
+        found.pid = parsed->pid;
+      }
+      const Manifest* m = manifest != manifests.end() ? &manifest->second.first : nullptr;
+      if (m != nullptr) {
+        found.manifest = manifest->second.second;
+        found.worker = m->worker;
+        found.window = m->step_window;
+        if (m->pid != 0) found.pid = m->pid;
+        // A synced layout's node folder is how that tree names its nodes; elsewhere the
+        // manifest's host is the best name.
+        if (!m->host.empty() && (found.node.empty() || found.node == kHeadNode)) {
+          found.node = m->host;
+        }
+      }
+      if (report != reports.end()) {
+        found.path = folder / file_name;
+        found.bytes = report->second.bytes;
+        found.modified = report->second.modified;
+        if (qdstrm != qdstrms.end()) found.qdstrm = folder / (stem + std::string(kQdstrmSuffix));
+        classify_report(found, m, qdstrm != qdstrms.end() ? &qdstrm->second : nullptr,
+                        worker_processes);
+      } else if (qdstrm != qdstrms.end()) {
+        found.path = folder / (stem + std::string(kQdstrmSuffix));
+        found.qdstrm = found.path;
+        found.bytes = qdstrm->second.bytes;
+        found.modified = qdstrm->second.modified;
+        if (options_.now - found.modified < kWritingQuietPeriod ||
+            (m != nullptr && m->state == kManifestRunning && alive(*m))) {
+          found.state = ReportState::writing;
+          found.reason = "the .qdstrm changed " + seconds_ago(found.modified, options_.now);
+        } else {
+          found.state = ReportState::qdstrm;
+          found.reason = "nsys did not import it; 'nsel recover' turns it into a report";
+        }
+      } else {
+        classify_manifest_only(found, *m, folder);
+      }
+      out_.reports.push_back(std::move(found));
+    }
+  }
+
+  void read_manifest(const fs::path& path, const Context& context,
+                     std::map<std::string, std::pair<Manifest, fs::path>>& manifests) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      Manifest m = parse_manifest(text.str(), path.string());
+      // The manifest's own name gives the stem; a pending one (pid not yet known) has none.
+      std::string name = path.filename().string();
+      std::string stem = name.substr(0, name.size() - kManifestSuffix.size());
+      if (name.front() == '.') stem = name;
+      manifests[stem] = {std::move(m), path};
+    } catch (const Error& e) {
+      note(context, path, "bad_manifest", e.what());
+    }
+  }
+
+  // Whether the process a manifest names still runs. Only this host can tell; elsewhere the
+  // manifest's word is taken.
+  bool alive(const Manifest& m) const {
+    if (m.host != options_.local_host) return true;
+    return process_alive(m.nsel_pid) || process_alive(m.pid);
+  }
+
+  void classify_report(FoundReport& found, const Manifest* m, const FileInfo* qdstrm,
+                       const std::vector<long long>& worker_processes) const {
+    const bool finished_by_manifest = m != nullptr && m->end_time.has_value();
+    const bool recent = options_.now - found.modified < kWritingQuietPeriod;
+    const bool qdstrm_recent =
+        qdstrm != nullptr && options_.now - qdstrm->modified < kWritingQuietPeriod;
+    if ((m != nullptr && m->state == kManifestRunning && alive(*m)) ||
+        (!finished_by_manifest && (recent || qdstrm_recent))) {
+      found.state = ReportState::writing;
+      found.reason = "changed " + seconds_ago(std::max(found.modified,
+                                                       qdstrm ? qdstrm->modified : found.modified),
+                                              options_.now);
+      return;
+    }
+    if (found.bytes < kEmptyReportBytes) {
+      found.state = ReportState::empty;
+      found.reason = std::to_string(found.bytes) + " bytes: too small to hold a profile";
+      return;
+    }
+    if (is_vllm_generation_worker(found.worker) && !worker_processes.empty()) {
+      found.state = ReportState::empty;
+      std::string list;
+      for (long long pid : worker_processes) {
+        if (list.size() > 200) {
+          list += ", ...";
+          break;
+        }
+        list += (list.empty() ? "" : ", ") + std::string("worker_process_") + std::to_string(pid);
+      }
+      found.reason = "vLLM model parallelism: the profile is in " + list;
+      return;
+    }
+    found.state = ReportState::complete;
+  }
+
+  void classify_manifest_only(FoundReport& found, const Manifest& m, const fs::path& folder) {
+    // The report's name as nsys will write it; a manifest still waiting for the program's
+    // process id stands for itself.
+    found.path = m.pid != 0 ? folder / fs::path(m.report).filename() : *found.manifest;
+    if (m.state == kManifestRunning) {
+      if (alive(m)) {
+        found.state = ReportState::running;
+        found.reason = m.pid == 0 ? "starting: the program's process id is not known yet"
+                                  : "the profiled process is running; no report yet";
+      } else {
+        found.state = ReportState::missing;
+        found.reason = "nsel exec (pid " + std::to_string(m.nsel_pid) +
+                       ") ended without recording an end: it was killed";
+      }
+      return;
+    }
+    found.state = ReportState::missing;
+    found.reason = m.reason.empty() ? "nsys wrote no report" : m.reason;
+  }
+
+  const DiscoveryOptions& options_;
+  Discovery& out_;
+};
+
+std::string local_host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+}  // namespace
+
+Discovery discover_reports(const std::vector<fs::path>& roots, const DiscoveryOptions& given) {
+  DiscoveryOptions options = given;
+  if (options.local_host.empty()) options.local_host = local_host_name();
+  Discovery out;
+  Walker walker(options, out);
+  std::set<std::string> seen;
+  for (const fs::path& root : roots) {
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) continue;
+    const std::string canonical = fs::weakly_canonical(root, ec).string();
+    if (!seen.insert(canonical).second) continue;  // the same folder given twice
+    out.roots.push_back(root.string());
+    Context context;
+    context.root = root.string();
+    // A root inside a synced tree keeps what its path says (".../<job>-logs/ray/<node>").
+    const fs::path absolute = fs::path(canonical);
+    for (const auto& part : absolute) {
+      const std::string name = part.string();
+      if (context.in_ray_folder) {
+        context.node = name;
+        context.in_ray_folder = false;
+      } else if (name.size() > 5 && name.ends_with("-logs")) {
+        context.job = name.substr(0, name.size() - 5);
+      } else if (name == "ray" && !context.job.empty()) {
+        context.in_ray_folder = true;
+      }
+    }
+    if (is_session_name(absolute.filename().string())) {  // a session folder given directly
+      walker.scan_session(root, absolute.filename().string(), context);
+      continue;
+    }
+    walker.walk(root, context, 0);
+  }
+  std::sort(out.reports.begin(), out.reports.end(), [](const FoundReport& a, const FoundReport& b) {
+    return std::tie(a.root, a.job, a.node, a.session, a.worker, a.pid, a.path) <
+           std::tie(b.root, b.job, b.node, b.session, b.worker, b.pid, b.path);
+  });
+  return out;
+}
+
+}  // namespace nsel

@@ -1,0 +1,169 @@
+#include "nsel/report_recovery.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+extern char** environ;
+
+namespace nsel {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool executable(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<fs::path> on_path(std::string_view name, std::string_view path_variable) {
+  size_t begin = 0;
+  while (begin <= path_variable.size()) {
+    size_t end = path_variable.find(':', begin);
+    if (end == std::string_view::npos) end = path_variable.size();
+    const std::string_view folder = path_variable.substr(begin, end - begin);
+    if (!folder.empty()) {
+      const fs::path candidate = fs::path(folder) / name;
+      if (executable(candidate)) return candidate;
+    }
+    begin = end + 1;
+  }
+  return std::nullopt;
+}
+
+// The last non-empty line of a file (an importer's message), without its progress bars.
+std::string last_line(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::string last;
+  while (std::getline(in, line, '\n')) {
+    const size_t bar = line.rfind('\r');
+    if (bar != std::string::npos) line = line.substr(bar + 1);
+    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
+  }
+  return last;
+}
+
+}  // namespace
+
+std::optional<fs::path> find_qdstrm_importer(std::string_view path_variable) {
+  if (auto found = on_path("QdstrmImporter", path_variable)) return found;
+  std::error_code ec;
+  if (const auto nsys = on_path("nsys", path_variable)) {
+    const fs::path real = fs::canonical(*nsys, ec);
+    if (!ec) {
+      for (const fs::path& folder :
+           {real.parent_path().parent_path() / "host-linux-x64",
+            real.parent_path().parent_path().parent_path() / "host-linux-x64"}) {
+        if (executable(folder / "QdstrmImporter")) return folder / "QdstrmImporter";
+      }
+    }
+  }
+  std::vector<fs::path> folders = {"/usr/lib/nsight-systems/host-linux-x64",
+                                   "/usr/lib/x86_64-linux-gnu/nsight-systems/host-linux-x64"};
+  for (const fs::path& parent : {fs::path("/opt/nvidia/nsight-systems"), fs::path("/usr/local")}) {
+    for (const auto& entry : fs::directory_iterator(parent, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (parent == "/usr/local" && name.rfind("cuda", 0) != 0) continue;
+      folders.push_back(entry.path() / "host-linux-x64");
+      for (const auto& inner : fs::directory_iterator(entry.path(), ec)) {
+        if (inner.path().filename().string().rfind("nsight-systems", 0) == 0) {
+          folders.push_back(inner.path() / "host-linux-x64");
+        }
+      }
+    }
+  }
+  for (const fs::path& folder : folders) {
+    if (executable(folder / "QdstrmImporter")) return folder / "QdstrmImporter";
+  }
+  return std::nullopt;
+}
+
+Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool keep_qdstrm) {
+  Recovery result;
+  result.qdstrm = qdstrm;
+  result.report = qdstrm.parent_path() / (qdstrm.stem().string() + ".nsys-rep");
+  std::error_code ec;
+  if (fs::exists(result.report, ec)) {
+    result.message = "left as is: " + result.report.filename().string() + " already exists";
+    return result;
+  }
+  // The importer rewrites its input and names its output after it: both get hidden names, so
+  // nothing under a final name is ever partial and the original survives a failure.
+  const std::string hidden =
+      "." + qdstrm.stem().string() + ".nsel-recover-" + std::to_string(::getpid());
+  const fs::path work = qdstrm.parent_path() / (hidden + ".qdstrm");
+  const fs::path produced = qdstrm.parent_path() / (hidden + ".nsys-rep");
+  const fs::path log = fs::temp_directory_path(ec) / (hidden.substr(1) + ".log");
+  const auto clean = [&] {
+    std::error_code ignored;
+    fs::remove(work, ignored);
+    fs::remove(produced, ignored);
+    fs::remove(log, ignored);
+  };
+  fs::copy_file(qdstrm, work, fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    result.message = "cannot copy it to work on: " + ec.message();
+    clean();
+    return result;
+  }
+  std::vector<std::string> argv = {importer.string(), "-i", work.string()};
+  std::vector<char*> pointers;
+  for (auto& word : argv) pointers.push_back(word.data());
+  pointers.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t child = 0;
+  const int spawned =
+      posix_spawn(&child, argv[0].c_str(), &actions, nullptr, pointers.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    result.message = "cannot run " + importer.string() + ": " + std::strerror(spawned);
+    clean();
+    return result;
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (code != 0 || !fs::is_regular_file(produced, ec)) {
+    const std::string said = last_line(log);
+    result.message = "the importer failed (exit code " + std::to_string(code) + ")" +
+                     (said.empty() ? "" : ": " + said) + "; left as is";
+    clean();
+    return result;
+  }
+  // The report is as old as the profile it holds (and so is not taken for one being written).
+  struct stat original {};
+  if (::stat(qdstrm.c_str(), &original) == 0) {
+    const timespec times[2] = {original.st_atim, original.st_mtim};
+    ::utimensat(AT_FDCWD, produced.c_str(), times, 0);
+  }
+  // link() never replaces: a report that appeared meanwhile wins over ours.
+  if (::link(produced.c_str(), result.report.c_str()) != 0) {
+    result.message = "left as is: cannot create " + result.report.filename().string() + ": " +
+                     std::strerror(errno);
+    clean();
+    return result;
+  }
+  clean();
+  result.converted = true;
+  result.message = "converted to " + result.report.filename().string();
+  if (!keep_qdstrm) {
+    fs::remove(qdstrm, ec);
+    if (ec) result.message += " (the .qdstrm stays: " + ec.message() + ")";
+  }
+  return result;
+}
+
+}  // namespace nsel

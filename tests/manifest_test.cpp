@@ -1,0 +1,94 @@
+// The manifest's text form: round trip, stable layout, and one-line errors naming the file.
+#include <gtest/gtest.h>
+
+#include "nsel/error.hpp"
+#include "nsel/manifest.hpp"
+#include "nsel/sync.hpp"
+
+namespace {
+
+nsel::Manifest sample() {
+  nsel::Manifest m;
+  m.worker = "dtensor_policy_worker";
+  m.pattern = "*policy*";
+  m.step_window = "2:4";
+  m.step_start = 2;
+  m.step_stop = 4;
+  m.pid = 4250;
+  m.nsel_pid = 4249;
+  m.host = "node-a";
+  m.node_ip = "10.0.0.7";
+  m.rank_variables = {{"RANK", "1"}, {"SLURM_PROCID", "1"}};
+  m.command = {"/usr/bin/nsys", "profile", "-o", "dtensor_policy_worker_2:4_%p", "/bin/prog"};
+  m.start_time = "2026-11-29T12:00:00.000Z";
+  m.end_time = "2026-11-29T12:01:00.500Z";
+  m.exit_status = 0;
+  m.report = "/tmp/ray/session_x/logs/nsight/dtensor_policy_worker_2:4_4250.nsys-rep";
+  m.state = "complete";
+  return m;
+}
+
+TEST(Manifest, RoundTripsEveryField) {
+  const nsel::Manifest m = sample();
+  EXPECT_EQ(nsel::parse_manifest(nsel::serialize_manifest(m), "m.json"), m);
+  nsel::Manifest running = m;
+  running.pattern.reset();
+  running.end_time.reset();
+  running.exit_status.reset();
+  running.state = "running";
+  EXPECT_EQ(nsel::parse_manifest(nsel::serialize_manifest(running), "m.json"), running);
+}
+
+TEST(Manifest, KeysComeInAFixedOrder) {
+  const std::string text = nsel::serialize_manifest(sample());
+  const char* keys[] = {
+      "\"nsel_manifest\"", "\"worker\"",   "\"pattern\"",     "\"step_window\"",    "\"pid\"",
+      "\"nsel_pid\"",      "\"host\"",     "\"node_ip\"",     "\"rank_variables\"", "\"command\"",
+      "\"start_time\"",    "\"end_time\"", "\"exit_status\"", "\"report\"",         "\"state\"",
+      "\"reason\""};
+  size_t at = 0;
+  for (const char* key : keys) {
+    const size_t found = text.find(key, at);
+    ASSERT_NE(found, std::string::npos) << key;
+    at = found;
+  }
+  EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(Manifest, BadTextNamesTheFile) {
+  const auto message = [](const std::string& text) {
+    try {
+      nsel::parse_manifest(text, "/r/x.nsel.json");
+    } catch (const nsel::Error& e) {
+      EXPECT_EQ(e.exit_code(), 1);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("[1]"),
+            "/r/x.nsel.json: not a JSON object; expected an nsel manifest (version 1)");
+  EXPECT_EQ(message("{\"worker\": \"w\"}"),
+            "/r/x.nsel.json: no \"nsel_manifest\" version; expected an nsel manifest (version 1)");
+  EXPECT_EQ(message("{\"nsel_manifest\": 7, \"worker\": \"w\", \"state\": \"running\"}"),
+            "/r/x.nsel.json: version 7 is not known to this nsel; expected an nsel manifest "
+            "(version 1)");
+  EXPECT_EQ(message("{\"nsel_manifest\": 1, \"worker\": 3, \"state\": \"running\"}"),
+            "/r/x.nsel.json: \"worker\" is not a string; expected an nsel manifest (version 1)");
+  EXPECT_EQ(message("{\"nsel_manifest\": 1, \"worker\": \"w\"}"),
+            "/r/x.nsel.json: missing \"state\"; expected an nsel manifest (version 1)");
+  EXPECT_NE(message("{\"nsel_manifest\": 1,").find("not valid JSON"), std::string::npos);
+}
+
+TEST(Manifest, ReportPathFollowsNsysExpansion) {
+  EXPECT_EQ(nsel::expand_report_path("w_2:4_%p", 42, "/work"), "/work/w_2:4_42.nsys-rep");
+  EXPECT_EQ(nsel::expand_report_path("/abs/r%%_%p.nsys-rep", 7, "/work"), "/abs/r%_7.nsys-rep");
+  EXPECT_EQ(nsel::manifest_path_for("/a/w_2:4_42.nsys-rep"), "/a/w_2:4_42.nsel.json");
+}
+
+TEST(SyncSettings, DestinationFollowsTheSlurmJob) {
+  EXPECT_EQ(nsel::slurm_log_dir("/logs", "123", ""), "/logs/123-logs");
+  EXPECT_EQ(nsel::slurm_log_dir("/logs", "123", "0"), "/logs/123-logs");
+  EXPECT_EQ(nsel::slurm_log_dir("/logs", "123", "2"), "/logs/123-restart2-logs");
+}
+
+}  // namespace
