@@ -90,6 +90,9 @@ def main():
             else:
                 runtime_env = {}
             actors.append(Worker.options(runtime_env=runtime_env).remote(name))
+            # One at a time: nsys sessions that start at the same moment fail more often
+            # ("Local Endpoint is not available") on a loaded 2-core machine.
+            ray.get(actors[-1].describe.remote(), timeout=300)
     described = ray.get([a.describe.remote() for a in actors], timeout=180)
     result = {"session_dir": session_dir, "actors": described}
     with open(args.out, "w") as f:

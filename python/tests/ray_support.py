@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-VENV_PYTHON = sys.executable  # the tests run with the virtual environment's interpreter
+VENV_PYTHON = os.path.normpath(os.path.abspath(sys.executable))  # the venv's (links kept)
 VENV_BIN = Path(VENV_PYTHON).parent
 DRIVER = HERE / "ray_driver.py"
 PLUGIN_SETTING = json.dumps([{"class": "nsel.ray_plugin.NselPlugin"}])
@@ -108,6 +108,11 @@ class RayCluster:
             env["PYTHONPATH"] = ":".join(python_path)
         if other_python_on_path:
             env["PATH"] = f"{self.other_python}:{env.get('PATH', '')}"
+        # Targets for the hostile-value tests: `touch $NSEL_PWNED1` needs no '/' in a worker name
+        # (a report name cannot hold one) yet names a file that only running it would create.
+        self.pwned = [self.temp_dir / f"pwned{i}" for i in range(1, 6)]
+        for i, path in enumerate(self.pwned, start=1):
+            env[f"NSEL_PWNED{i}"] = str(path)
         env.update(env_overrides or {})
         self.env = env
         self.log = open(self.temp_dir / "ray-start.log", "w")
@@ -137,10 +142,12 @@ class RayCluster:
         env.update(selection)
         return env
 
-    def run_driver(self, way, out_name, teardown="none", actors=None, env=None, timeout=300):
-        """Runs ray_driver.py as its own job; returns (what it wrote, its completed process)."""
+    def run_driver(self, way, out_name, teardown="none", actors=None, env=None, timeout=300,
+                   address=None):
+        """Runs ray_driver.py as its own job (on this cluster, or on `address`); returns (what it
+        wrote, its completed process)."""
         out = self.temp_dir / f"{out_name}.json"
-        argv = [VENV_PYTHON, str(DRIVER), "--address", self.address, "--way", way,
+        argv = [VENV_PYTHON, str(DRIVER), "--address", address or self.address, "--way", way,
                 "--out", str(out), "--teardown", teardown]
         if actors:
             argv += ["--actors", actors]

@@ -11,7 +11,9 @@ import pytest
 from ray_support import (SELECT, VENV_BIN, RayCluster, actor, expected_report, nsys_pids,
                          report_steps, under_nsys, wait_for_report)
 
-HOSTILE = "evil $(touch {f}1) `touch {f}2`; touch {f}3 'q' \"dq\""
+# No '"': Nsight Systems cannot finish a report whose name holds one, so nsel refuses such names
+# (see test_double_quotes_are_refused).
+HOSTILE = "evil $(touch $NSEL_PWNED1) `touch $NSEL_PWNED2`; touch $NSEL_PWNED3 'q' \\ & | < >"
 
 
 @pytest.fixture(scope="module")
@@ -47,11 +49,10 @@ def test_patched_launcher_keeps_the_interpreter_and_writes_the_reports(cluster):
     check_selected_and_unmatched(result)
 
 
-def check_hostile(cluster, way, tmp_path):
+def check_hostile(cluster, way):
     """A worker name and an nsys option value full of shell syntax: the reports carry them
     literally and nothing they spell out ever runs."""
-    marker = str(tmp_path / "pwned")
-    name = HOSTILE.format(f=marker)
+    name = HOSTILE
     env = cluster.driver_environment({"NRL_NSYS_WORKER_PATTERNS": "evil*",
                                       "NRL_NSYS_PROFILE_STEP_RANGE": "2:4"})
     result, done = cluster.run_driver(way, f"{way}-hostile-name", actors=f"{name}:1", env=env)
@@ -62,7 +63,7 @@ def check_hostile(cluster, way, tmp_path):
     assert wait_for_report(report, nsys_pids(worker)), sorted(report.parent.iterdir())
     assert report_steps(report) == [2, 3]
 
-    output = "out $(touch " + marker + "4) ; `touch " + marker + "5` 'q'_%p"
+    output = "out $(touch $NSEL_PWNED4) ; `touch $NSEL_PWNED5` 'q'_%p"
     env = cluster.driver_environment(dict(SELECT, NRL_NSYS_EXTRA_OPTIONS=json.dumps({"o": output})))
     result, done = cluster.run_driver(way, f"{way}-hostile-value",
                                       actors="dtensor_policy_worker:1", env=env)
@@ -71,8 +72,21 @@ def check_hostile(cluster, way, tmp_path):
     report = report.parent / (output.replace("%p", str(worker["pid"])) + ".nsys-rep")
     assert wait_for_report(report, nsys_pids(worker)), sorted(report.parent.iterdir())
     assert report_steps(report) == [2, 3]
-    assert not list(tmp_path.glob("pwned*"))
+    assert [p for p in cluster.pwned if p.exists()] == []
 
 
-def test_hostile_names_and_values_are_used_literally(cluster, tmp_path):
-    check_hostile(cluster, "nsight", tmp_path)
+def test_hostile_names_and_values_are_used_literally(cluster):
+    check_hostile(cluster, "nsight")
+
+
+@pytest.mark.parametrize("helper", ["nsight_runtime_env", "plugin_runtime_env"])
+def test_double_quotes_are_refused_before_anything_starts(helper, monkeypatch):
+    import nsel
+
+    monkeypatch.setenv("NRL_NSYS_WORKER_PATTERNS", "evil*")
+    monkeypatch.setenv("NRL_NSYS_PROFILE_STEP_RANGE", "2:4")
+    with pytest.raises(nsel.Error) as refused:
+        getattr(nsel, helper)('evil "dq"')
+    assert str(refused.value) == (
+        "worker name='evil \"dq\"': the report name would hold '\"', which Nsight Systems "
+        "cannot finish a report under; expected a name without '\"'")

@@ -31,8 +31,8 @@ def test_plugin_keeps_the_interpreter_and_writes_the_reports(cluster):
     assert len(list(nsight_dir.glob("*.nsys-rep"))) == 2
 
 
-def test_hostile_names_and_values_are_used_literally(cluster, tmp_path):
-    check_hostile(cluster, "plugin", tmp_path)
+def test_hostile_names_and_values_are_used_literally(cluster):
+    check_hostile(cluster, "plugin")
 
 
 @pytest.mark.parametrize("teardown", ["kill", "exit", "shutdown"])
