@@ -114,7 +114,7 @@ TEST(Plan, UnselectedWorkerRunsBare) {
   EXPECT_EQ(plan.reason, "no pattern of NRL_NSYS_WORKER_PATTERNS matches");
 }
 
-TEST(Plan, ReportNamesWithADoubleQuoteAreRefused) {
+TEST(Plan, ReportNamesNsysCannotFinishAreRefused) {
   const auto lookup = [](std::string_view name) -> std::optional<std::string> {
     if (name == "NRL_NSYS_WORKER_PATTERNS") return "*";
     if (name == "NRL_NSYS_PROFILE_STEP_RANGE") return "2:4";
@@ -126,8 +126,14 @@ TEST(Plan, ReportNamesWithADoubleQuoteAreRefused) {
     FAIL() << "expected an error";
   } catch (const nsel::Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "worker name='a\"b': the report name would hold '\"', which Nsight Systems cannot "
-              "finish a report under; expected a name without '\"'");
+              "worker name='a\"b': the report name would hold '\"' or '&', which Nsight Systems "
+              "cannot finish a report under; expected a name without '\"' and '&'");
+  }
+  try {
+    nsel::plan_worker(settings, {"a&b", nsel::CaptureMode::nvtx, "", {}});
+    FAIL() << "expected an error";
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()).substr(0, 19), "worker name='a&b': ");
   }
   // Single quotes, spaces and shell syntax are fine: they are used literally.
   EXPECT_TRUE(

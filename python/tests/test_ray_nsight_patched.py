@@ -11,9 +11,9 @@ import pytest
 from ray_support import (SELECT, VENV_BIN, RayCluster, actor, expected_report, nsys_pids,
                          report_steps, under_nsys, wait_for_report)
 
-# No '"': Nsight Systems cannot finish a report whose name holds one, so nsel refuses such names
-# (see test_double_quotes_are_refused).
-HOSTILE = "evil $(touch $NSEL_PWNED1) `touch $NSEL_PWNED2`; touch $NSEL_PWNED3 'q' \\ & | < >"
+# No '"' or '&': Nsight Systems cannot finish a report whose name holds one, so nsel refuses such
+# names (test_names_nsys_cannot_finish_are_refused_before_anything_starts).
+HOSTILE = "evil $(touch $NSEL_PWNED1) `touch $NSEL_PWNED2`; touch $NSEL_PWNED3 'q' \\ | < >"
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_hostile_names_and_values_are_used_literally(cluster):
 
 
 @pytest.mark.parametrize("helper", ["nsight_runtime_env", "plugin_runtime_env"])
-def test_double_quotes_are_refused_before_anything_starts(helper, monkeypatch):
+def test_names_nsys_cannot_finish_are_refused_before_anything_starts(helper, monkeypatch):
     import nsel
 
     monkeypatch.setenv("NRL_NSYS_WORKER_PATTERNS", "evil*")
@@ -88,5 +88,7 @@ def test_double_quotes_are_refused_before_anything_starts(helper, monkeypatch):
     with pytest.raises(nsel.Error) as refused:
         getattr(nsel, helper)('evil "dq"')
     assert str(refused.value) == (
-        "worker name='evil \"dq\"': the report name would hold '\"', which Nsight Systems "
-        "cannot finish a report under; expected a name without '\"'")
+        "worker name='evil \"dq\"': the report name would hold '\"' or '&', which Nsight "
+        "Systems cannot finish a report under; expected a name without '\"' and '&'")
+    with pytest.raises(nsel.Error):
+        getattr(nsel, helper)("evil & co")
