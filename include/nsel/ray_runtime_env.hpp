@@ -25,10 +25,13 @@ inline constexpr std::string_view kForwardedVariables[] = {
 std::vector<std::pair<std::string, std::string>> ray_nsight_options(const WorkerPlan& plan);
 
 // The py_executable nsel's plugin gives Ray:
-//   <nsel> exec --worker=<worker> --output-dir=<dir> -- <py_executable>
-// with nsel's own words quoted. `py_executable` is kept as it is: it is already shell text that
-// Ray or an earlier plugin wrote (the worker's own interpreter, possibly with a prefix).
+//   env NAME=value... <nsel> exec --worker=<worker> --output-dir=<dir> -- <py_executable>
+// with nsel's own words quoted. The variables (the driver's selection) travel on the command line
+// because Ray expands `$NAME` inside runtime_env variables, which would change an option value.
+// `py_executable` is kept as it is: it is already shell text that Ray or an earlier plugin wrote
+// (the worker's own interpreter, possibly with a prefix).
 std::string ray_plugin_executable(std::string_view nsel_binary, std::string_view worker,
-                                  std::string_view output_dir, std::string_view py_executable);
+                                  std::string_view output_dir, std::string_view py_executable,
+                                  const std::vector<std::string>& environment = {});
 
 }  // namespace nsel

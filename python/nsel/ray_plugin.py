@@ -70,11 +70,12 @@ class NselPlugin(RuntimeEnvPlugin):
         if not config:
             return
         self.validate(runtime_env)
-        for name, value in (config.get("env") or {}).items():
-            context.env_vars[name] = value
+        # On the command line (`env NAME=value`), not in context.env_vars: Ray expands $NAME in
+        # those, which would rewrite an option value such as an output name.
+        environment = [f"{name}={value}" for name, value in sorted((config.get("env") or {}).items())]
         output_dir = os.path.join(_session_dir(), "logs", "nsight")
         os.makedirs(output_dir, exist_ok=True)
         context.py_executable = _nsel.plugin_executable(
-            BINARY, config["worker"], output_dir, context.py_executable
+            BINARY, config["worker"], output_dir, context.py_executable, environment
         )
         logger.info("nsel: worker %r starts as: %s", config["worker"], context.py_executable)

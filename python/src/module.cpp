@@ -132,7 +132,8 @@ NB_MODULE(_nsel, m) {
       },
       nb::arg("worker"));
   m.def("plugin_executable", &nsel::ray_plugin_executable, nb::arg("nsel_binary"),
-        nb::arg("worker"), nb::arg("output_dir"), nb::arg("py_executable"));
+        nb::arg("worker"), nb::arg("output_dir"), nb::arg("py_executable"),
+        nb::arg("environment") = std::vector<std::string>());
   m.def("shell_join", &nsel::shell_join, nb::arg("argv"));
   m.def("forwarded_variables", [] {
     std::vector<std::string> out;

@@ -22,14 +22,20 @@ std::vector<std::pair<std::string, std::string>> ray_nsight_options(const Worker
 }
 
 std::string ray_plugin_executable(std::string_view nsel_binary, std::string_view worker,
-                                  std::string_view output_dir, std::string_view py_executable) {
+                                  std::string_view output_dir, std::string_view py_executable,
+                                  const std::vector<std::string>& environment) {
+  std::vector<std::string> words;
+  if (!environment.empty()) {
+    words.emplace_back("env");
+    words.insert(words.end(), environment.begin(), environment.end());
+  }
   // The NAME=value spellings keep a name that starts with '-' from reading as an option.
-  std::string line =
-      shell_join({std::string(nsel_binary), "exec", "--worker=" + std::string(worker),
-                  "--output-dir=" + std::string(output_dir), "--"});
-  line += ' ';
-  line += py_executable;
-  return line;
+  for (std::string word :
+       {std::string(nsel_binary), std::string("exec"), "--worker=" + std::string(worker),
+        "--output-dir=" + std::string(output_dir), std::string("--")}) {
+    words.push_back(std::move(word));
+  }
+  return shell_join(words) + " " + std::string(py_executable);
 }
 
 }  // namespace nsel
