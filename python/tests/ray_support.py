@@ -157,14 +157,17 @@ class RayCluster:
         return result, done
 
     def processes(self):
-        """Process ids whose command line names this cluster's temp dir."""
+        """Process ids whose command line or environment names this cluster's temp dir: its own
+        processes, and nsys agents its workers' sessions left behind (Ray's nsight field does
+        not end them; they inherit the cluster's NSEL_PWNED* variables)."""
         found = []
         marker = str(self.temp_dir).encode()
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit() or int(entry.name) == os.getpid():
                 continue
             try:
-                if marker in (entry / "cmdline").read_bytes():
+                if (marker in (entry / "cmdline").read_bytes()
+                        or marker in (entry / "environ").read_bytes()):
                     found.append(int(entry.name))
             except OSError:
                 pass
@@ -179,7 +182,8 @@ class RayCluster:
                 self.process.kill()
                 self.process.wait()
         deadline = time.monotonic() + 20
-        while self.processes() and time.monotonic() < deadline:
+        while time.monotonic() < deadline and any(
+                not is_nsys_agent(pid) for pid in self.processes()):
             time.sleep(0.5)
         for pid in self.processes():
             try:
@@ -187,6 +191,13 @@ class RayCluster:
             except OSError:
                 pass
         self.log.close()
+
+
+def is_nsys_agent(pid):
+    try:
+        return b"--start-agent" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def actor(result, name):
