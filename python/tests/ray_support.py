@@ -185,11 +185,20 @@ class RayCluster:
         while time.monotonic() < deadline and any(
                 not is_nsys_agent(pid) for pid in self.processes()):
             time.sleep(0.5)
-        for pid in self.processes():
+        left = self.processes()
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGTERM if is_nsys_agent(pid) else signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(1 if left else 0)
+        for pid in left:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+            # A killed agent cannot remove its shared-memory instance itself.
+            Path(f"/dev/shm/quadd-agent-instance-{pid}").unlink(missing_ok=True)
         self.log.close()
 
 
