@@ -193,12 +193,15 @@ class RayCluster:
                 pass
         time.sleep(1 if left else 0)
         for pid in left:
+            if not alive(pid):
+                continue  # ended on SIGTERM (its id may be someone else's by now)
+            agent = is_nsys_agent(pid)
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
-                pass
-            # A killed agent cannot remove its shared-memory instance itself.
-            Path(f"/dev/shm/quadd-agent-instance-{pid}").unlink(missing_ok=True)
+                continue
+            if agent:  # a killed agent cannot remove its shared-memory instance itself
+                Path(f"/dev/shm/quadd-agent-instance-{pid}").unlink(missing_ok=True)
         self.log.close()
 
 
