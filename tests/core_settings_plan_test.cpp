@@ -113,3 +113,29 @@ TEST(Plan, UnselectedWorkerRunsBare) {
   EXPECT_EQ(plan.command, std::vector<std::string>{"/bin/prog"});
   EXPECT_EQ(plan.reason, "no pattern of NRL_NSYS_WORKER_PATTERNS matches");
 }
+
+TEST(Plan, ReportNamesNsysCannotFinishAreRefused) {
+  const auto lookup = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "NRL_NSYS_WORKER_PATTERNS") return "*";
+    if (name == "NRL_NSYS_PROFILE_STEP_RANGE") return "2:4";
+    return std::nullopt;
+  };
+  const auto settings = nsel::ProfileSettings::from_environment(lookup);
+  try {
+    nsel::plan_worker(settings, {"a\"b", nsel::CaptureMode::nvtx, "", {}});
+    FAIL() << "expected an error";
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "worker name='a\"b': the report name would hold '\"' or '&', which Nsight Systems "
+              "cannot finish a report under; expected a name without '\"' and '&'");
+  }
+  try {
+    nsel::plan_worker(settings, {"a&b", nsel::CaptureMode::nvtx, "", {}});
+    FAIL() << "expected an error";
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()).substr(0, 19), "worker name='a&b': ");
+  }
+  // Single quotes, spaces and shell syntax are fine: they are used literally.
+  EXPECT_TRUE(
+      nsel::plan_worker(settings, {"a'b $(c) `d`;", nsel::CaptureMode::nvtx, "", {}}).profile);
+}

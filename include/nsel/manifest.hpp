@@ -12,7 +12,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "nsel/step_window.hpp"
 
 namespace nsel {
 
@@ -105,6 +108,11 @@ class ManifestRecorder {
   // After nsys exited with `exit_status`: end time, exit status, and the state of the report
   // found on disk. Never throws (a manifest must not change the worker's exit code).
   void finish(int exit_status) noexcept;
+
+  // After finish(), for one nsys session that wrote one report per step window: one manifest
+  // beside each window's report (its own window and path), in place of the session's own.
+  void split_by_window(
+      const std::vector<std::pair<StepWindow, std::filesystem::path>>& reports) noexcept;
 
   std::filesystem::path manifest_path() const;
 

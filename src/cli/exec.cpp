@@ -1,18 +1,21 @@
 // nsel exec: run one worker process, under nsys when it is selected, bare otherwise.
-#include <unistd.h>
-
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/identity.hpp"
 #include "nsel/error.hpp"
 #include "nsel/gpu_probe.hpp"
+#include "nsel/launch_settings.hpp"
 #include "nsel/manifest.hpp"
+#include "nsel/nsys_check.hpp"
 #include "nsel/plan.hpp"
 #include "nsel/process.hpp"
+#include "nsel/supervisor.hpp"
 #include "nsel/window_reports.hpp"
 
 namespace nsel::cli {
@@ -34,7 +37,12 @@ Action add_exec(CLI::App& app) {
       "under 'nsys profile' and its report is DIR/<NAME>_<start>:<stop>_<PID>.nsys-rep (PID:\n"
       "PROGRAM's process id); otherwise nsel replaces itself with PROGRAM (no nsys, no extra\n"
       "process). PROGRAM is the absolute path PATH gives, never another interpreter.\n"
-      "PROGRAM's exit code is nsel's. Capture follows the node: the CUDA profiler API with a\n"
+      "PROGRAM's exit code is nsel's. On SIGTERM, SIGINT or SIGHUP (or when nsel is killed)\n"
+      "PROGRAM gets the signal and nsys writes the report; nsys and PROGRAM run in a session\n"
+      "of their own, so a kill of nsel's process group never reaches them. NSEL_STOP_TIMEOUT\n"
+      "(seconds, default 60) bounds the wait for the report; NSEL_ALLOW_UNPROFILED=1 runs a\n"
+      "selected worker bare on a node without a usable nsys. Capture follows the node: the CUDA "
+      "profiler API with a\n"
       "usable GPU, an NVTX range otherwise (the program's nsel_step() calls agree).\n"
       "NSEL_PROFILE_RANKS, NSEL_PROFILE_LOCAL_RANKS and NSEL_PROFILE_NODES narrow the selection\n"
       "by rank and node; several windows (NRL_NSYS_PROFILE_STEP_RANGE=2:4,10:12) give one\n"
@@ -55,6 +63,7 @@ Action add_exec(CLI::App& app) {
     }
     // Validate everything before anything starts: a bad setting must stop every worker.
     ProfileSettings settings = ProfileSettings::from_environment(environment);
+    const LaunchSettings launch = LaunchSettings::from_environment(environment);
     if (!options->capture.empty()) {
       settings.capture = parse_capture_mode(options->capture, "--capture");
     }
@@ -68,14 +77,23 @@ Action add_exec(CLI::App& app) {
     if (!selection.notice.empty()) std::fprintf(stderr, "%s\n", selection.notice.c_str());
     if (!selection.profile) replace_process(argv);
 
-    const auto nsys = find_nsys();
-    if (!nsys) {
-      throw Error("worker " + quote(options->worker) +
-                      " is selected but nsys (Nsight Systems) is not on PATH; install it "
-                      "(Debian: 'nsight-systems' from non-free; or scripts/setup.sh)",
+    const NsysCheck nsys = check_nsys(environment("PATH").value_or(""));
+    if (!nsys.usable) {
+      if (launch.allow_unprofiled) {
+        std::fprintf(stderr,
+                     "nsel: warning: worker %s is selected but runs UNPROFILED (%s=1): %s; to "
+                     "profile it, %s\n",
+                     quote(options->worker).c_str(), std::string(kAllowUnprofiledVariable).c_str(),
+                     nsys.problem.c_str(), nsys.fix.c_str());
+        std::fflush(stderr);
+        replace_process(argv);
+      }
+      throw Error("worker " + quote(options->worker) + " is selected but " + nsys.problem + "; " +
+                      nsys.fix + "; or set " + std::string(kAllowUnprofiledVariable) +
+                      "=1 to run it unprofiled",
                   127);
     }
-    request.nsys = *nsys;
+    request.nsys = *nsys.path;
     request.node_capture = resolve_node_capture_mode(settings.capture);
     const WorkerPlan plan = plan_worker(settings, request);
     std::fprintf(stderr, "%s\n", plan.log_line().c_str());
@@ -88,18 +106,26 @@ Action add_exec(CLI::App& app) {
                     ec.message() + "); expected a writable folder");
       }
     }
-    // nsys writes the report when it gets SIGINT; a SIGTERM to it can lose the report.
-    pid_t nsys_pid = 0;
-    ManifestRecorder manifest(plan);  // beside the report: who, where, how; then how it ended
-    const int code = run_supervised(plan.command, plan.environment, SIGINT, &nsys_pid);
-    manifest.finish(code);
-    // nsys is done with its agent once it has exited; a left-over agent can spin a core.
-    stop_nsys_agents(nsys_pid);
-    if (plan.repeated_reports) {
+    // Shielded from signals to our process group; a stop reaches the program, never nsys. The
+    // manifest and the per-window names are the keeper's work, so they are done even when this
+    // launcher is killed.
+    std::optional<ManifestRecorder> manifest;
+    SupervisionOptions supervision;
+    supervision.stop_timeout = launch.stop_timeout;
+    supervision.on_started = [&] { manifest.emplace(plan); };
+    supervision.on_finished = [&](int code) {
+      if (manifest) manifest->finish(code);
+      if (!plan.repeated_reports) return;
       const auto named = name_window_reports(*plan.repeated_reports, plan.worker, plan.windows);
       for (const std::string& line : named.messages) std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    return code;
+      if (!manifest) return;
+      std::vector<std::pair<StepWindow, std::filesystem::path>> written;
+      for (const WindowReport& report : named.reports) {
+        if (report.path) written.emplace_back(report.window, *report.path);
+      }
+      manifest->split_by_window(written);
+    };
+    return run_profiled(plan.command, plan.environment, supervision);
   };
 }
 

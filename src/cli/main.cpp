@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   add("ls", nsel::cli::add_ls);
   add("recover", nsel::cli::add_recover);
   add("sync", nsel::cli::add_sync);
+  add("ray", nsel::cli::add_ray);
 
   // Everything after the first "--" is a program and its arguments, never nsel's options.
   std::vector<std::string> front;

@@ -170,6 +170,18 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
   if (settings.windows.size() > 1) {
     plan_windows(plan, options, user, request);
   }
+  // Nsight Systems 2022.4 escapes '"' and '&' in report names with '&' and then fails inside the
+  // profiled process when renaming its output (seen under Ray: the worker died), so such names
+  // are refused before anything starts.
+  if (auto output = options.get("o"); output && output->find_first_of("\"&") != std::string::npos) {
+    const bool from_user = user.has("o");
+    throw Error(bad_value(
+        from_user ? kExtraOptionsVariable : std::string_view("worker name"),
+        from_user ? *settings.extra_options : request.worker,
+        "the report name would hold '\"' or '&', which Nsight Systems cannot "
+        "finish a report under",
+        from_user ? "an output name 'o' without '\"' and '&'" : "a name without '\"' and '&'"));
+  }
   if (auto output = options.get("o");
       output && !request.output_dir.empty() && !is_absolute(*output)) {
     std::string dir = request.output_dir;

@@ -451,4 +451,25 @@ void ManifestRecorder::finish(int exit_status) noexcept {
   }
 }
 
+void ManifestRecorder::split_by_window(
+    const std::vector<std::pair<StepWindow, fs::path>>& reports) noexcept {
+  try {
+    if (reports.empty()) return;  // nothing was written: the session's manifest says so
+    for (const auto& [window, report] : reports) {
+      Manifest m = state_->manifest;
+      m.step_window = window.text();
+      m.step_start = window.start;
+      m.step_stop = window.stop;
+      m.report = report.string();
+      m.state = std::string(kManifestComplete);
+      m.reason.clear();
+      write_file_atomically(manifest_path_for(report), serialize_manifest(m));
+    }
+    std::error_code ec;
+    fs::remove(state_->current_path(), ec);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nsel: warning: manifests not split by window: %s\n", e.what());
+  }
+}
+
 }  // namespace nsel

@@ -1,0 +1,81 @@
+"""nsel's Ray runtime-env plugin: an alternative to Ray's own `nsight` field.
+
+Load it in the environment of every `ray start` (or of the driver that starts a local cluster):
+
+    RAY_RUNTIME_ENV_PLUGINS='[{"class": "nsel.ray_plugin.NselPlugin"}]'
+
+and give selected actors `runtime_env=nsel.plugin_runtime_env(name)`, i.e.
+`{"nsel": {"worker": name, "env": {...}}}`. On the worker's own node the plugin starts the worker
+as `nsel exec --worker=<name> --output-dir=<session>/logs/nsight -- <the worker's interpreter>`:
+the interpreter Ray chose is kept, every value nsel adds is shell-quoted, `nsel exec` chooses the
+capture mode on that node, and its supervision finishes the report when Ray tears the worker down.
+"""
+
+import os
+import sys
+
+from ray._private.runtime_env.plugin import RuntimeEnvPlugin
+
+from . import _nsel
+from ._cli import BINARY
+from ._ray import PLUGIN_FIELD
+
+_FORWARDED = frozenset(_nsel.forwarded_variables())
+
+
+def _session_dir():
+    """The session folder of the runtime-env agent this plugin runs in (`--session-dir` of its
+    command line); Ray gives third-party plugins no other way to know it."""
+    argv = sys.argv
+    for i, argument in enumerate(argv):
+        if argument == "--session-dir" and i + 1 < len(argv):
+            return argv[i + 1]
+        if argument.startswith("--session-dir="):
+            return argument.split("=", 1)[1]
+    return os.path.realpath("/tmp/ray/session_latest")
+
+
+class NselPlugin(RuntimeEnvPlugin):
+    name = PLUGIN_FIELD
+    # Built-in plugins have priority 10 and a higher number runs later: nsel wraps the
+    # interpreter the others (pip, uv, conda, ...) settled on.
+    priority = 90
+
+    @staticmethod
+    def validate(runtime_env_dict):
+        config = runtime_env_dict.get(PLUGIN_FIELD)
+        if not isinstance(config, dict) or not isinstance(config.get("worker"), str):
+            raise ValueError(
+                f"runtime_env[{PLUGIN_FIELD!r}]={config!r}: expected "
+                "{'worker': NAME, 'env': {VARIABLE: value}}, as nsel.plugin_runtime_env(NAME) gives"
+            )
+        if not config["worker"]:
+            raise ValueError(f"runtime_env[{PLUGIN_FIELD!r}]['worker']='': expected a worker name")
+        env = config.get("env", {})
+        if not isinstance(env, dict) or any(
+            name not in _FORWARDED or not isinstance(value, str) for name, value in env.items()
+        ):
+            raise ValueError(
+                f"runtime_env[{PLUGIN_FIELD!r}]['env']={env!r}: expected string values for "
+                f"{', '.join(sorted(_FORWARDED))} only"
+            )
+        if runtime_env_dict.get("_nsight") or runtime_env_dict.get("nsight"):
+            raise ValueError(
+                f"runtime_env has both 'nsight' and {PLUGIN_FIELD!r}: the worker would run under "
+                "two nsys; use one of them"
+            )
+
+    def modify_context(self, uris, runtime_env, context, logger):
+        config = runtime_env.get(PLUGIN_FIELD)
+        if not config:
+            return
+        self.validate(runtime_env)
+        # On the command line (`env NAME=value`), not in context.env_vars: Ray expands $NAME in
+        # those, which would rewrite an option value such as an output name.
+        environment = [f"{name}={value}" for name, value in sorted((config.get("env") or {}).items())]
+        output_dir = os.path.join(_session_dir(), "logs", "nsight")
+        os.makedirs(output_dir, exist_ok=True)
+        context.py_executable = _nsel.plugin_executable(
+            BINARY, config["worker"], output_dir, context.py_executable, environment
+        )
+        logger.info("nsel: worker %r starts as: %s", config["worker"], context.py_executable)

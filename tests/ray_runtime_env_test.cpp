@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "nsel/plan.hpp"
+#include "nsel/ray_runtime_env.hpp"
+#include "nsel/settings.hpp"
+
+namespace {
+
+// What a real POSIX shell makes of `line` (as Ray's `bash -c "exec <py_executable> ..."` does):
+// each word on its own line.
+std::string words_after_shell(const std::string& line) {
+  const std::string command =
+      "sh -c 'for w in \"$@\"; do printf \"<%s>\\n\" \"$w\"; done' _ " + line;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  std::string out;
+  char buffer[512];
+  while (pipe && std::fgets(buffer, sizeof buffer, pipe.get()) != nullptr) out += buffer;
+  return out;
+}
+
+nsel::WorkerPlan plan_for(const std::string& worker, const char* extra_options = nullptr) {
+  const auto settings = nsel::ProfileSettings::from_environment(
+      [&](std::string_view name) -> std::optional<std::string> {
+        if (name == "NRL_NSYS_WORKER_PATTERNS") return "*";
+        if (name == "NRL_NSYS_PROFILE_STEP_RANGE") return "2:4";
+        if (name == "NRL_NSYS_EXTRA_OPTIONS" && extra_options) return extra_options;
+        return std::nullopt;
+      });
+  return nsel::plan_worker(settings, {worker, nsel::CaptureMode::nvtx, "", {}});
+}
+
+}  // namespace
+
+TEST(RayNsightOptions, ContractOptionsQuotedWithTheStepVariables) {
+  const auto options = nsel::ray_nsight_options(plan_for("w $(x)"));
+  ASSERT_FALSE(options.empty());
+  EXPECT_EQ(options.front(), (std::pair<std::string, std::string>{"t", "cuda,nvtx"}));
+  std::map<std::string, std::string> by_key(options.begin(), options.end());
+  EXPECT_EQ(by_key["o"], "'w $(x)_2:4_%p'");
+  EXPECT_EQ(by_key["capture-range"], "nvtx");
+  EXPECT_EQ(by_key["env-var"],
+            "NSYS_NVTX_PROFILER_REGISTER_ONLY=0,NSEL_STEP_CAPTURE=nvtx,"
+            "NRL_NSYS_PROFILE_STEP_RANGE=2:4");
+  // Ray renders "-o VALUE"; the shell gives nsys the name back unchanged.
+  EXPECT_EQ(words_after_shell("-o " + by_key["o"]), "<-o>\n<w $(x)_2:4_%p>\n");
+}
+
+TEST(RayNsightOptions, NothingForAnUnselectedWorker) {
+  nsel::WorkerPlan unselected;
+  EXPECT_TRUE(nsel::ray_nsight_options(unselected).empty());
+}
+
+TEST(RayPluginExecutable, EveryWordSurvivesTheShell) {
+  const std::string line = nsel::ray_plugin_executable(
+      "/opt/nsel bin/nsel", "-evil $(touch x) `y`; 'q'", "/tmp/ray/s/logs/nsight",
+      "/venv/bin/python", {"NRL_NSYS_EXTRA_OPTIONS={\"o\": \"$HOME; `z`\"}"});
+  EXPECT_EQ(words_after_shell(line),
+            "<env>\n<NRL_NSYS_EXTRA_OPTIONS={\"o\": \"$HOME; `z`\"}>\n</opt/nsel bin/nsel>\n"
+            "<exec>\n<--worker=-evil $(touch x) `y`; 'q'>\n<--output-dir=/tmp/ray/s/logs/nsight>\n"
+            "<-->\n</venv/bin/python>\n");
+  EXPECT_EQ(nsel::ray_plugin_executable("nsel", "w", "/d", "python -X dev"),
+            "nsel exec --worker=w --output-dir=/d -- python -X dev");
+}
