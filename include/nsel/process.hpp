@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,11 +25,24 @@ std::string resolve_program(std::string_view program, std::string_view path_vari
 // Where a child's standard output and error go.
 enum class ChildOutput { inherit, to_stderr, discard };
 
-// Starts argv[0] (an absolute path) as a child with `extra_environment` added. Throws on failure.
+// Starts argv[0] (an absolute path) as a child with `extra_environment` added, no signal blocked
+// and the stop signals (TERM, INT, HUP, PIPE, CHLD) at their defaults. With
+// `own_process_group` the child leads a new process group. Throws on failure.
 pid_t spawn_process(const std::vector<std::string>& argv,
                     const std::vector<std::string>& extra_environment = {},
                     const std::string& working_directory = "",
-                    ChildOutput output = ChildOutput::inherit);
+                    ChildOutput output = ChildOutput::inherit, bool own_process_group = false);
+
+// What a short-lived helper program printed (standard output and error together).
+struct CapturedRun {
+  int exit_code = -1;  // as wait_exit_code gives it; -1 when it could not start
+  std::string output;
+  bool timed_out = false;  // then it was killed with its process group
+};
+
+// Runs argv (argv[0] absolute) with stdin from /dev/null, collecting its output, for at most
+// `timeout`. Never throws for the program's own failures; they are in the result.
+CapturedRun run_capturing(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
 
 // Waits for `child`; its exit code, or 128 + signal number when a signal ended it.
 int wait_exit_code(pid_t child);

@@ -1,5 +1,4 @@
 // nsel exec: run one worker process, under nsys when it is selected, bare otherwise.
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -7,8 +6,11 @@
 #include "cli/commands.hpp"
 #include "nsel/error.hpp"
 #include "nsel/gpu_probe.hpp"
+#include "nsel/launch_settings.hpp"
+#include "nsel/nsys_check.hpp"
 #include "nsel/plan.hpp"
 #include "nsel/process.hpp"
+#include "nsel/supervisor.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -29,7 +31,12 @@ Action add_exec(CLI::App& app) {
       "under 'nsys profile' and its report is DIR/<NAME>_<start>:<stop>_<PID>.nsys-rep (PID:\n"
       "PROGRAM's process id); otherwise nsel replaces itself with PROGRAM (no nsys, no extra\n"
       "process). PROGRAM is the absolute path PATH gives, never another interpreter.\n"
-      "PROGRAM's exit code is nsel's. Capture follows the node: the CUDA profiler API with a\n"
+      "PROGRAM's exit code is nsel's. On SIGTERM, SIGINT or SIGHUP (or when nsel is killed)\n"
+      "PROGRAM gets the signal and nsys writes the report; nsys and PROGRAM run in a session\n"
+      "of their own, so a kill of nsel's process group never reaches them. NSEL_STOP_TIMEOUT\n"
+      "(seconds, default 60) bounds the wait for the report; NSEL_ALLOW_UNPROFILED=1 runs a\n"
+      "selected worker bare on a node without a usable nsys. Capture follows the node: the CUDA "
+      "profiler API with a\n"
       "usable GPU, an NVTX range otherwise (the program's nsel_step() calls agree).\n"
       "Usage: nsel exec --worker NAME [--output-dir DIR] [--capture MODE] -- PROGRAM [ARGS...]");
   exec->add_option("--worker", options->worker, "the worker's name, matched against the patterns")
@@ -45,6 +52,7 @@ Action add_exec(CLI::App& app) {
     }
     // Validate everything before anything starts: a bad setting must stop every worker.
     ProfileSettings settings = ProfileSettings::from_environment(environment);
+    const LaunchSettings launch = LaunchSettings::from_environment(environment);
     if (!options->capture.empty()) {
       settings.capture = parse_capture_mode(options->capture, "--capture");
     }
@@ -54,14 +62,23 @@ Action add_exec(CLI::App& app) {
     PlanRequest request{options->worker, CaptureMode::nvtx, options->output_dir, argv, "nsys"};
     if (!plan_worker(settings, request).profile) replace_process(argv);
 
-    const auto nsys = find_nsys();
-    if (!nsys) {
-      throw Error("worker " + quote(options->worker) +
-                      " is selected but nsys (Nsight Systems) is not on PATH; install it "
-                      "(Debian: 'nsight-systems' from non-free; or scripts/setup.sh)",
+    const NsysCheck nsys = check_nsys(environment("PATH").value_or(""));
+    if (!nsys.usable) {
+      if (launch.allow_unprofiled) {
+        std::fprintf(stderr,
+                     "nsel: warning: worker %s is selected but runs UNPROFILED (%s=1): %s; to "
+                     "profile it, %s\n",
+                     quote(options->worker).c_str(), std::string(kAllowUnprofiledVariable).c_str(),
+                     nsys.problem.c_str(), nsys.fix.c_str());
+        std::fflush(stderr);
+        replace_process(argv);
+      }
+      throw Error("worker " + quote(options->worker) + " is selected but " + nsys.problem + "; " +
+                      nsys.fix + "; or set " + std::string(kAllowUnprofiledVariable) +
+                      "=1 to run it unprofiled",
                   127);
     }
-    request.nsys = *nsys;
+    request.nsys = *nsys.path;
     request.node_capture = resolve_node_capture_mode(settings.capture);
     const WorkerPlan plan = plan_worker(settings, request);
     std::fprintf(stderr, "%s\n", plan.log_line().c_str());
@@ -74,12 +91,8 @@ Action add_exec(CLI::App& app) {
                     ec.message() + "); expected a writable folder");
       }
     }
-    // nsys writes the report when it gets SIGINT; a SIGTERM to it can lose the report.
-    pid_t nsys_pid = 0;
-    const int code = run_supervised(plan.command, plan.environment, SIGINT, &nsys_pid);
-    // nsys is done with its agent once it has exited; a left-over agent can spin a core.
-    stop_nsys_agents(nsys_pid);
-    return code;
+    // Shielded from signals to our process group; a stop reaches the program, never nsys.
+    return run_profiled(plan.command, plan.environment, {launch.stop_timeout});
   };
 }
 

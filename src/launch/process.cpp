@@ -1,6 +1,7 @@
 #include "nsel/process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -23,6 +24,14 @@ namespace {
 bool is_executable_file(const std::string& path) {
   struct stat info {};
   return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+// True when `pid` has exited and waits to be reaped ("Z" in /proc/<pid>/stat).
+bool is_zombie(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t name_end = stat.rfind(')');  // the command name may hold spaces and ')'
+  return name_end != std::string::npos && name_end + 2 < stat.size() && stat[name_end + 2] == 'Z';
 }
 
 std::string current_directory() {
@@ -118,7 +127,8 @@ void replace_process(const std::vector<std::string>& argv,
 
 pid_t spawn_process(const std::vector<std::string>& argv,
                     const std::vector<std::string>& extra_environment,
-                    const std::string& working_directory, ChildOutput output) {
+                    const std::string& working_directory, ChildOutput output,
+                    bool own_process_group) {
   std::vector<std::string> arguments = argv;
   std::vector<std::string> environment = merged_environment(extra_environment);
   auto argument_pointers = pointers(arguments);
@@ -134,13 +144,25 @@ pid_t spawn_process(const std::vector<std::string>& argv,
   } else if (output == ChildOutput::to_stderr) {
     posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
   }
-  // The child starts with no blocked signals, whatever the caller has blocked for itself.
+  // The child starts with no blocked signals and default stop signals, whatever the caller has
+  // blocked or ignored for itself (an ignored signal would survive the exec).
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   sigset_t empty;
   sigemptyset(&empty);
   posix_spawnattr_setsigmask(&attributes, &empty);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD}) {
+    sigaddset(&defaults, signal_number);
+  }
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (own_process_group) {
+    posix_spawnattr_setpgroup(&attributes, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  posix_spawnattr_setflags(&attributes, flags);
   pid_t child = 0;
   const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, &attributes,
                              argument_pointers.data(), environment_pointers.data());
@@ -158,6 +180,59 @@ int wait_exit_code(pid_t child) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
+}
+
+CapturedRun run_capturing(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  CapturedRun result;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return result;
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = merged_environment({});
+  auto argument_pointers = pointers(arguments);
+  auto environment_pointers = pointers(environment);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attributes, &empty);
+  posix_spawnattr_setpgroup(&attributes, 0);  // so a timeout can end what it started too
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  pid_t child = 0;
+  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, &attributes,
+                             argument_pointers.data(), environment_pointers.data());
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    result.output = std::strerror(rc);
+    return result;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buffer[4096];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      kill(-child, SIGKILL);
+      break;
+    }
+    pollfd descriptor{fds[0], POLLIN, 0};
+    if (poll(&descriptor, 1, static_cast<int>(left.count())) <= 0) continue;
+    const ssize_t n = read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (result.output.size() < (1u << 20)) result.output.append(buffer, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  result.exit_code = wait_exit_code(child);
+  return result;
 }
 
 int run_supervised(const std::vector<std::string>& argv,
@@ -219,9 +294,10 @@ int stop_nsys_agents(pid_t nsys_pid, int grace_ms) {
     if (is_agent && ours) agents.push_back(static_cast<pid_t>(std::stol(name)));
   }
   for (pid_t agent : agents) kill(agent, SIGTERM);
-  // Agents that have gone are dropped from the list, so no late SIGKILL can hit a reused pid.
+  // Agents that have gone are dropped from the list, so no late SIGKILL can hit a reused pid. An
+  // agent's parent is init, which may reap it late: a zombie has ended too.
   const auto drop_ended = [&] {
-    std::erase_if(agents, [](pid_t agent) { return kill(agent, 0) != 0; });
+    std::erase_if(agents, [](pid_t agent) { return kill(agent, 0) != 0 || is_zombie(agent); });
   };
   const size_t found = agents.size();
   for (int waited = 0; waited < grace_ms && !agents.empty(); waited += 20) {

@@ -1,0 +1,32 @@
+// How `nsel exec` launches a selected worker: nsel's own variables, read and validated before
+// anything starts (a bad value stops every worker, selected or not).
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include "nsel/settings.hpp"
+
+namespace nsel {
+
+// Seconds nsys may take to finish a report once the program has ended or been asked to stop.
+inline constexpr std::string_view kStopTimeoutVariable = "NSEL_STOP_TIMEOUT";
+// 1: a selected worker whose node has no usable nsys runs unprofiled instead of failing.
+inline constexpr std::string_view kAllowUnprofiledVariable = "NSEL_ALLOW_UNPROFILED";
+
+struct LaunchSettings {
+  std::chrono::milliseconds stop_timeout{std::chrono::seconds(60)};
+  bool allow_unprofiled = false;
+
+  // Reads NSEL_STOP_TIMEOUT and NSEL_ALLOW_UNPROFILED; throws nsel::Error on a bad value.
+  static LaunchSettings from_environment(const EnvLookup& lookup);
+};
+
+// "60", "2.5", " 90 ": seconds > 0 and at most a day, to the millisecond. Throws nsel::Error
+// naming `source`.
+std::chrono::milliseconds parse_seconds(std::string_view value, std::string_view source);
+
+// "1", "0", "true", "false", "yes", "no" (any case). Throws nsel::Error naming `source`.
+bool parse_switch(std::string_view value, std::string_view source);
+
+}  // namespace nsel

@@ -1,0 +1,41 @@
+// Running `nsys profile ... PROGRAM` so that its report survives the launcher being stopped:
+// schedulers (SLURM, Ray, Kubernetes) send SIGTERM and then SIGKILL to the launcher's whole
+// process group, and a SIGTERM to nsys itself loses the report.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace nsel {
+
+struct SupervisionOptions {
+  // How long nsys may take to finish the report once the program has ended or has been asked to
+  // stop. Then nsys gets SIGINT, and kKillGrace later whatever is left gets SIGKILL.
+  std::chrono::milliseconds stop_timeout{std::chrono::seconds(60)};
+};
+
+inline constexpr std::chrono::seconds kKillGrace{5};
+
+// Runs `command` (nsys profile ... PROGRAM ARGS, argv[0] absolute) with `extra_environment`
+// added, and returns its exit code (nsys passes on the program's; 128 + N for a signal N).
+//
+// A keeper process in a session of its own runs nsys, so a signal to the launcher's process
+// group never reaches nsys or the program (nsys starts the program in a session of its own).
+// SIGTERM, SIGINT or SIGHUP sent to the caller, or the caller's death (even by SIGKILL), makes
+// the keeper pass that signal (SIGTERM for a death) to the program's process group only: the
+// program ends, nsys writes the report, and the keeper waits for it at most `stop_timeout`.
+// Whatever happens, the keeper ends the nsys agent daemons of the session before it exits.
+//
+// Forks: call it from a single-threaded process (the nsel command line).
+int run_profiled(const std::vector<std::string>& command,
+                 const std::vector<std::string>& extra_environment,
+                 const SupervisionOptions& options = {});
+
+// The process groups, other than `leader`'s own, of the live processes descending from `leader`,
+// leaving out processes whose executable lies under `skip_exe_folder`: for nsys (with its
+// installation folder skipped, so its agent is never counted while it detaches), the profiled
+// program's group, since nsys's launcher starts the program in a session of its own.
+std::vector<int> descendant_process_groups(int leader, const std::string& skip_exe_folder = {});
+
+}  // namespace nsel

@@ -1,0 +1,70 @@
+#include "nsel/nsys_check.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "nsel/error.hpp"
+#include "nsel/process.hpp"
+
+namespace nsel {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where Debian's package keeps the importer, and the link its nsys needs to find it.
+constexpr const char* kDebianImporterDir = "/usr/lib/nsight-systems/host-linux-x64";
+
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.size() > 200) line.resize(200);
+  return line;
+}
+
+}  // namespace
+
+NsysCheck check_nsys(std::string_view path_variable) {
+  NsysCheck check;
+  try {
+    check.path = resolve_program("nsys", path_variable, "nsys");
+  } catch (const Error&) {
+    check.problem = "nsys (Nsight Systems) is not on PATH";
+    check.fix = std::string(kNsysInstallHint);
+    return check;
+  }
+  const CapturedRun run = run_capturing({*check.path, "--version"}, std::chrono::seconds(20));
+  const std::string marker = "Nsight Systems version ";
+  const size_t at = run.output.find(marker);
+  if (run.timed_out || run.exit_code != 0 || at == std::string::npos) {
+    check.problem = "nsys at " + quote(*check.path) + " does not work ('nsys --version' " +
+                    (run.timed_out ? std::string("did not answer within 20 s")
+                                   : "exited with code " + std::to_string(run.exit_code) + ": " +
+                                         quote(first_line(run.output))) +
+                    ")";
+    check.fix = "reinstall it; " + std::string(kNsysInstallHint);
+    return check;
+  }
+  check.version = first_line(run.output.substr(at + marker.size()));
+  // nsys looks for host-linux-x64/ beside the folder its real binary is in.
+  std::error_code ec;
+  const fs::path real = fs::canonical(*check.path, ec);
+  const fs::path importer = (ec ? fs::path(*check.path) : real).parent_path().parent_path() /
+                            "host-linux-x64" / "QdstrmImporter";
+  if (access(importer.c_str(), X_OK) == 0) {
+    check.importer = importer.string();
+    check.usable = true;
+    return check;
+  }
+  check.problem = "nsys " + check.version + " has no importer at " + quote(importer.string()) +
+                  " (every report would stay an unfinished .qdstrm file)";
+  const fs::path debian_importer = fs::path(kDebianImporterDir) / "QdstrmImporter";
+  if (access(debian_importer.c_str(), X_OK) == 0) {
+    check.fix = "link Debian's importer folder: ln -s " + std::string(kDebianImporterDir) + " " +
+                importer.parent_path().string() + " (scripts/setup.sh does it)";
+  } else {
+    check.fix = "reinstall Nsight Systems with its host part (Debian: nsight-systems)";
+  }
+  return check;
+}
+
+}  // namespace nsel
