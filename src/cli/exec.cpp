@@ -11,6 +11,7 @@
 #include "nsel/plan.hpp"
 #include "nsel/process.hpp"
 #include "nsel/supervisor.hpp"
+#include "nsel/values.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -51,6 +52,7 @@ Action add_exec(CLI::App& app) {
       throw Error("missing PROGRAM; expected 'nsel exec --worker NAME -- PROGRAM [ARGS...]'");
     }
     // Validate everything before anything starts: a bad setting must stop every worker.
+    parse_worker_name(options->worker, "--worker");
     ProfileSettings settings = ProfileSettings::from_environment(environment);
     const LaunchSettings launch = LaunchSettings::from_environment(environment);
     if (!options->capture.empty()) {
@@ -81,8 +83,6 @@ Action add_exec(CLI::App& app) {
     request.nsys = *nsys.path;
     request.node_capture = resolve_node_capture_mode(settings.capture);
     const WorkerPlan plan = plan_worker(settings, request);
-    std::fprintf(stderr, "%s\n", plan.log_line().c_str());
-    std::fflush(stderr);
     if (!options->output_dir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options->output_dir, ec);
@@ -91,6 +91,8 @@ Action add_exec(CLI::App& app) {
                     ec.message() + "); expected a writable folder");
       }
     }
+    std::fprintf(stderr, "%s\n", plan.log_line().c_str());
+    std::fflush(stderr);
     // Shielded from signals to our process group; a stop reaches the program, never nsys.
     return run_profiled(plan.command, plan.environment, {launch.stop_timeout});
   };

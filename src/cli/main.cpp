@@ -98,6 +98,11 @@ int main(int argc, char** argv) {
                          [&](const auto& entry) { return entry.first->get_name() == word; });
     });
     if (named != front.end()) help = "nsel " + *named + " --help";
+    // A first word that names no command: say so, rather than "A subcommand is required".
+    if (named == front.end() && !front.empty() && !front.front().starts_with("-")) {
+      message = "unknown command " + nsel::quote(front.front()) + "; expected a command that " +
+                "'nsel --help' lists";
+    }
     std::fprintf(stderr, "nsel: error: %s; see '%s'\n", message.c_str(), help.c_str());
     return nsel::kUsageExitCode;
   }

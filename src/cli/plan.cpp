@@ -7,6 +7,7 @@
 #include "nsel/command_line.hpp"
 #include "nsel/gpu_probe.hpp"
 #include "nsel/plan.hpp"
+#include "nsel/values.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -83,6 +84,7 @@ Action add_plan(CLI::App& app) {
   plan->add_option("--output-dir", options->output_dir, "folder the reports would be written to");
 
   return [options](const std::vector<std::string>& program) {
+    for (const std::string& worker : options->workers) parse_worker_name(worker, "WORKER");
     ProfileSettings settings = ProfileSettings::from_environment(environment);
     if (!options->capture.empty()) {
       settings.capture = parse_capture_mode(options->capture, "--capture");
