@@ -139,6 +139,11 @@ std::vector<Case> selection_variable_cases() {
        "NRL_NSYS_EXTRA_OPTIONS='{\"t\": [\"cuda\"]}': value of 't' is a JSON array; option "
        "values must be strings, numbers, booleans or null (null removes a default)" +
            kOptionsForm},
+      {"OptionsAliasTwice",
+       selected_with("NRL_NSYS_EXTRA_OPTIONS", "{\"trace\": \"cuda\", \"t\": null}"),
+       "NRL_NSYS_EXTRA_OPTIONS='{\"trace\": \"cuda\", \"t\": null}': keys 't' and 'trace' name "
+       "the same nsys option" +
+           kOptionsForm},
       {"CaptureUnknown", selected_with("NSEL_CAPTURE", "gpu"),
        "NSEL_CAPTURE='gpu': unknown capture mode; expected one of 'auto' (CUDA profiler API with "
        "a GPU, NVTX range without), 'cuda', 'nvtx', 'none'"},
@@ -206,6 +211,25 @@ std::vector<Case> exec_and_flag_cases() {
        kSelected,
        "--output-dir='{dir}/file': cannot create it (Not a directory); expected a writable folder",
        "file"},
+      {"ExecOutputDirWithBlank",
+       exec_with({"--worker", "dtensor_policy_worker", "--output-dir", "{dir}/my reports", "--",
+                  kWorker, "--describe", "{dir}/ran"}),
+       kSelected,
+       "--output-dir='{dir}/my reports': holds ' ', which nsys cannot name a report with; expected "
+       "a report path without blanks or quotes (Nsight Systems 2022.4 hangs on them)",
+       ""},
+      {"ExecWorkerWithQuote",
+       exec_with({"--worker", "policy'1", "--", kWorker, "--describe", "{dir}/ran"}), kSelected,
+       "--worker='policy\\'1': holds '\\'', which nsys cannot name a report with; expected a "
+       "report path without blanks or quotes (Nsight Systems 2022.4 hangs on them)",
+       ""},
+      {"ExecOutputOptionWithQuote",
+       exec_with({"--worker", "dtensor_policy_worker", "--", kWorker, "--describe", "{dir}/ran"}),
+       selected_with("NRL_NSYS_EXTRA_OPTIONS", "{\"o\": \"run \\\"1\\\"_%p\"}"),
+       "NRL_NSYS_EXTRA_OPTIONS option 'o'='run \"1\"_%p': holds ' ', which nsys cannot name a "
+       "report with; expected a report path without blanks or quotes (Nsight Systems 2022.4 "
+       "hangs on them)",
+       ""},
       {"ExecProgramMissing", exec_with({"--worker", "dtensor_policy_worker"}), kSelected,
        "missing PROGRAM; expected 'nsel exec --worker NAME -- PROGRAM [ARGS...]'", ""},
       {"ExecProgramNotOnPath",
