@@ -16,6 +16,7 @@ using Action = std::function<int(const std::vector<std::string>& trailing)>;
 Action add_plan(CLI::App& app);
 Action add_exec(CLI::App& app);
 Action add_demo(CLI::App& app);
+Action add_doctor(CLI::App& app);
 
 // The process environment, for ProfileSettings::from_environment.
 std::optional<std::string> environment(std::string_view name);

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   add("plan", nsel::cli::add_plan);
   add("exec", nsel::cli::add_exec);
   add("demo", nsel::cli::add_demo);
+  add("doctor", nsel::cli::add_doctor);
 
   // Everything after the first "--" is a program and its arguments, never nsel's options.
   std::vector<std::string> front;
