@@ -97,6 +97,13 @@ std::map<int, ProcStat> read_process_table() {
   return table;
 }
 
+bool has_zombie_child(int parent) {
+  for (const auto& [pid, row] : read_process_table()) {
+    if (row.parent == parent && row.state == 'Z') return true;
+  }
+  return false;
+}
+
 bool group_alive(int group) {
   return kill(-group, 0) == 0;
 }
@@ -225,6 +232,9 @@ class Keeper {
 
   void find_program() {
     for (int group : descendant_process_groups(nsys_, nsys_folder_)) program_groups_.insert(group);
+    // A short program can start and end between two looks; nsys's launcher, its child that
+    // waits for the program, has then exited: a zombie child of nsys means the program is over.
+    if (program_groups_.empty() && !deadline_ && has_zombie_child(nsys_)) start_deadline();
   }
 
   void kill_program_groups(int signal_number) {
