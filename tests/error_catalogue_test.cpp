@@ -211,25 +211,6 @@ std::vector<Case> exec_and_flag_cases() {
        kSelected,
        "--output-dir='{dir}/file': cannot create it (Not a directory); expected a writable folder",
        "file"},
-      {"ExecOutputDirWithBlank",
-       exec_with({"--worker", "dtensor_policy_worker", "--output-dir", "{dir}/my reports", "--",
-                  kWorker, "--describe", "{dir}/ran"}),
-       kSelected,
-       "--output-dir='{dir}/my reports': holds ' ', which nsys cannot name a report with; expected "
-       "a report path without blanks or quotes (Nsight Systems 2022.4 hangs on them)",
-       ""},
-      {"ExecWorkerWithQuote",
-       exec_with({"--worker", "policy'1", "--", kWorker, "--describe", "{dir}/ran"}), kSelected,
-       "--worker='policy\\'1': holds '\\'', which nsys cannot name a report with; expected a "
-       "report path without blanks or quotes (Nsight Systems 2022.4 hangs on them)",
-       ""},
-      {"ExecOutputOptionWithQuote",
-       exec_with({"--worker", "dtensor_policy_worker", "--", kWorker, "--describe", "{dir}/ran"}),
-       selected_with("NRL_NSYS_EXTRA_OPTIONS", "{\"o\": \"run \\\"1\\\"_%p\"}"),
-       "NRL_NSYS_EXTRA_OPTIONS option 'o'='run \"1\"_%p': holds ' ', which nsys cannot name a "
-       "report with; expected a report path without blanks or quotes (Nsight Systems 2022.4 "
-       "hangs on them)",
-       ""},
       {"ExecProgramMissing", exec_with({"--worker", "dtensor_policy_worker"}), kSelected,
        "missing PROGRAM; expected 'nsel exec --worker NAME -- PROGRAM [ARGS...]'", ""},
       {"ExecProgramNotOnPath",
