@@ -139,6 +139,9 @@ std::vector<Case> selection_variable_cases() {
        "NRL_NSYS_EXTRA_OPTIONS='{\"t\": [\"cuda\"]}': value of 't' is a JSON array; option "
        "values must be strings, numbers, booleans or null (null removes a default)" +
            kOptionsForm},
+      {"OptionsNumberOverflow", selected_with("NRL_NSYS_EXTRA_OPTIONS", "{\"d\": 1e999}"),
+       "NRL_NSYS_EXTRA_OPTIONS='{\"d\": 1e999}': not valid JSON (a number out of range)" +
+           kOptionsForm},
       {"OptionsAliasTwice",
        selected_with("NRL_NSYS_EXTRA_OPTIONS", "{\"trace\": \"cuda\", \"t\": null}"),
        "NRL_NSYS_EXTRA_OPTIONS='{\"trace\": \"cuda\", \"t\": null}': keys 't' and 'trace' name "
@@ -236,6 +239,12 @@ std::vector<Case> exec_and_flag_cases() {
        kSelected,
        "WORKER='a/b': holds '/', which a report file name cannot hold; expected a worker name "
        "such as 'dtensor_policy_worker'",
+       ""},
+      {"PlanWorkerNotUtf8",
+       {"plan", "w\xff\xfe"},
+       kSelected,
+       "WORKER='w\xff\xfe': not valid UTF-8 (names are text, as in Python); expected a worker "
+       "name such as 'dtensor_policy_worker'",
        ""},
       {"PlanCaptureUnknown",
        {"plan", "--capture", "cupti", "w"},

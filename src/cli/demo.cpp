@@ -211,7 +211,8 @@ Action add_demo(CLI::App& app) {
               report.problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.problem)}});
       }
       for (const fs::path& leftover : leftovers) out["leftovers"].push_back(leftover.string());
-      std::printf("%s\n", out.dump(2).c_str());
+      std::printf("%s\n",
+                  out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       std::printf("\nReports in %s:\n", nsight.c_str());
       if (listed.empty()) std::printf("  (none: no worker matched the patterns)\n");

@@ -49,7 +49,8 @@ Action add_doctor(CLI::App& app) {
              {"detail", check.detail},
              {"fix", check.fix.empty() ? nlohmann::json(nullptr) : nlohmann::json(check.fix)}});
       }
-      std::printf("%s\n", out.dump(2).c_str());
+      std::printf("%s\n",
+                  out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       for (const DoctorCheck& check : checks) {
         std::printf("%-8s %-16s %s\n", std::string(to_string(check.status)).c_str(),

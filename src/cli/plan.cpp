@@ -103,8 +103,9 @@ Action add_plan(CLI::App& app) {
         std::fprintf(stderr, "%s\n", preview.log_line().c_str());
       }
       if (options->json) {
-        std::printf("%s\n",
-                    to_json(preview, preview.profile ? probe.get() : nullptr).dump().c_str());
+        std::printf("%s\n", to_json(preview, preview.profile ? probe.get() : nullptr)
+                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                .c_str());
       } else {
         print_human(preview, preview.profile ? probe.get() : nullptr, !program.empty());
       }

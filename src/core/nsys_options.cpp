@@ -109,6 +109,10 @@ void NsysOptions::merge_json(std::string_view json_text, std::string_view source
     throw Error(bad_value(source, json_text,
                           "not valid JSON (at byte " + std::to_string(e.byte) + ")",
                           kExpectedObject));
+  } catch (const nlohmann::json::exception&) {
+    // Found by fuzzing: a number beyond a double (1e999) is not a parse_error.
+    throw Error(
+        bad_value(source, json_text, "not valid JSON (a number out of range)", kExpectedObject));
   }
   if (!parsed.is_object()) {
     throw Error(bad_value(source, json_text,

@@ -16,6 +16,42 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool is_utf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    size_t length = 0;
+    unsigned int low = 0x80;
+    unsigned int high = 0xBF;
+    if (byte < 0x80) {
+      ++i;
+      continue;
+    } else if (byte >= 0xC2 && byte <= 0xDF) {
+      length = 1;
+    } else if (byte >= 0xE0 && byte <= 0xEF) {
+      length = 2;
+      if (byte == 0xE0) low = 0xA0;
+      if (byte == 0xED) high = 0x9F;
+    } else if (byte >= 0xF0 && byte <= 0xF4) {
+      length = 3;
+      if (byte == 0xF0) low = 0x90;
+      if (byte == 0xF4) high = 0x8F;
+    } else {
+      return false;
+    }
+    if (i + length >= text.size()) return false;  // cut short
+    for (size_t k = 1; k <= length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      const unsigned int min = k == 1 ? low : 0x80;
+      const unsigned int max = k == 1 ? high : 0xBF;
+      if (next < min || next > max) return false;
+    }
+    i += length + 1;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::chrono::milliseconds parse_seconds(std::string_view value, std::string_view source) {
@@ -83,6 +119,10 @@ long long parse_whole_number(std::string_view value, std::string_view source, lo
 std::string parse_worker_name(std::string_view value, std::string_view source) {
   constexpr std::string_view kExpected = "a worker name such as 'dtensor_policy_worker'";
   if (value.empty()) throw Error(bad_value(source, value, "empty", kExpected));
+  if (!is_utf8(value)) {
+    throw Error(
+        bad_value(source, value, "not valid UTF-8 (names are text, as in Python)", kExpected));
+  }
   if (value.find('/') != std::string_view::npos) {
     throw Error(
         bad_value(source, value, "holds '/', which a report file name cannot hold", kExpected));
