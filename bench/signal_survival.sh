@@ -123,6 +123,11 @@ one_run() {
       verdict=complete
     fi
   fi
+  if [ "$verdict" = lost ] && [ "$kind" = nsel ]; then
+    # nsel should never lose one: keep the evidence on stderr.
+    { echo "lost nsel run (signal ${delay_ms} ms after capture began, steps begun up to $last):"
+      tr '\r' '\n' <"$dir/log" | grep -v '%' | sed 's/^/  /'; } >&2
+  fi
   echo "$verdict $agents_left $programs_left"
 }
 

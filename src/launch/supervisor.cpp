@@ -74,6 +74,7 @@ struct ProcStat {
   int parent = 0;
   int group = 0;
   char state = '?';
+  std::string name;  // the command name, as in /proc/<pid>/stat
 };
 
 // /proc/<pid>/stat of every process: parent, process group and state.
@@ -88,6 +89,10 @@ std::map<int, ProcStat> read_process_table() {
     const size_t name_end = stat.rfind(')');  // the command name may hold spaces and ')'
     if (name_end == std::string::npos) continue;
     ProcStat row;
+    const size_t name_begin = stat.find('(');
+    if (name_begin != std::string::npos && name_begin < name_end) {
+      row.name = stat.substr(name_begin + 1, name_end - name_begin - 1);
+    }
     if (std::sscanf(stat.c_str() + name_end + 1, " %c %d %d", &row.state, &row.parent,
                     &row.group) != 3) {
       continue;
@@ -97,9 +102,11 @@ std::map<int, ProcStat> read_process_table() {
   return table;
 }
 
-bool has_zombie_child(int parent) {
+// nsys's launcher (its child that starts the program and waits for it) has exited: only its
+// name tells it from other short-lived children of nsys (the agent detaches through one).
+bool launcher_exited(int nsys) {
   for (const auto& [pid, row] : read_process_table()) {
-    if (row.parent == parent && row.state == 'Z') return true;
+    if (row.parent == nsys && row.state == 'Z' && row.name == "nsys-launcher") return true;
   }
   return false;
 }
@@ -232,9 +239,8 @@ class Keeper {
 
   void find_program() {
     for (int group : descendant_process_groups(nsys_, nsys_folder_)) program_groups_.insert(group);
-    // A short program can start and end between two looks; nsys's launcher, its child that
-    // waits for the program, has then exited: a zombie child of nsys means the program is over.
-    if (program_groups_.empty() && !deadline_ && has_zombie_child(nsys_)) start_deadline();
+    // A short program can start and end between two looks; nsys's launcher has then exited.
+    if (program_groups_.empty() && !deadline_ && launcher_exited(nsys_)) start_deadline();
   }
 
   void kill_program_groups(int signal_number) {
