@@ -141,7 +141,6 @@ Action add_demo(CLI::App& app) {
     const auto nsys = find_nsys();
     const fs::path root =
         options->root.empty() ? fs::temp_directory_path() / "nsel-demo" : fs::path(options->root);
-
     const fs::path nsight =
         create_ray_session(fs::absolute(root), std::chrono::system_clock::now(), getpid());
     std::fprintf(stderr, "nsel demo: session %s\n", nsight.parent_path().parent_path().c_str());
