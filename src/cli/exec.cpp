@@ -36,7 +36,7 @@ Action add_exec(CLI::App& app) {
       "PROGRAM gets the signal and nsys writes the report; nsys and PROGRAM run in a session\n"
       "of their own, so a kill of nsel's process group never reaches them. NSEL_STOP_TIMEOUT\n"
       "(seconds, default 60) bounds the wait for the report; NSEL_ALLOW_UNPROFILED=1 runs a\n"
-      "selected worker bare on a node without a usable nsys. Capture follows the node: the CUDA "
+      "selected worker bare on a node without a usable nsys.\nCapture follows the node: the CUDA "
       "profiler API with a\n"
       "usable GPU, an NVTX range otherwise (the program's nsel_step() calls agree).\n"
       "Usage: nsel exec --worker NAME [--output-dir DIR] [--capture MODE] -- PROGRAM [ARGS...]");

@@ -47,8 +47,12 @@ int main(int argc, char** argv) {
       "  NRL_NSYS_PROFILE_STEP_RANGE  start:stop, steps start <= step < stop, 1-based, e.g. 2:4\n"
       "  NRL_NSYS_EXTRA_OPTIONS       JSON object of nsys options over the defaults\n"
       "  NSEL_CAPTURE                 auto|cuda|nvtx|none (auto: CUDA profiler API with a GPU,\n"
-      "                               an NVTX capture range without one)\n\n"
-      "Start with 'nsel demo', then 'nsel plan WORKER' to see what a worker would get.",
+      "                               an NVTX capture range without one)\n"
+      "  NSEL_STOP_TIMEOUT            seconds nsys may take to finish a report once the program\n"
+      "                               ended or was stopped (default 60)\n"
+      "  NSEL_ALLOW_UNPROFILED        1: run selected workers bare where nsys is missing\n\n"
+      "Start with 'nsel demo', then 'nsel plan WORKER' to see what a worker would get;\n"
+      "'nsel doctor' checks a node.",
       "nsel"};
   app.set_version_flag("--version", "nsel 0.1.0");
   app.require_subcommand(1);
