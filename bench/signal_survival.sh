@@ -83,6 +83,8 @@ one_run() {
   launcher_pid=$(sed -n 's/^ppid=//p' "$dir/describe" 2>/dev/null)
   nsys_pid=$(awk '{print $4}' "/proc/$launcher_pid/stat" 2>/dev/null)
   sleep "$(printf '0.%03d' "$delay_ms")"
+  local signalled_ns
+  signalled_ns=$(date +%s%N)
   kill -TERM -- "-$job" 2>/dev/null
   if [ "$then_kill" = 1 ]; then
     sleep 0.2
@@ -109,19 +111,25 @@ one_run() {
     kill -KILL "$p" 2>/dev/null
     rm -f "/dev/shm/quadd-agent-instance-$p"
   done
-  # Steps that ended before the signal: window steps below the last one begun.
-  local last expected with_running got verdict=lost report
-  last=$(tail -n1 "$dir/progress" 2>/dev/null)
+  # The report must hold the window's steps in order from its first, every one that ended 0.2 s
+  # before the signal (a killed program loses the NVTX events its injection had not handed over
+  # yet) and none that had not begun. Progress lines are "<step> <wall clock ns>".
+  local last must_hold got verdict=lost report
+  last=$(tail -n1 "$dir/progress" 2>/dev/null | cut -d' ' -f1)
   last=${last:-0}
-  expected=$(seq $window_start $((last < window_stop ? last - 1 : window_stop - 1)) | tr '\n' ' ')
-  with_running=$expected
-  [ "$last" -lt $window_stop ] && with_running="$expected$last "
+  [ "$last" -ge $window_stop ] && last=$((window_stop - 1))
+  must_hold=$(awk -v s="$signalled_ns" -v a=$window_start -v b=$window_stop -v h=$((window_start - 1)) \
+    'NR > 1 && prev >= a && prev < b && $2 + 200000000 <= s { h = prev } { prev = $1 } END { print h }' \
+    "$dir/progress" 2>/dev/null)
   report=$(find "$dir/reports" -name '*.nsys-rep' | head -n1)
   if [ -n "$report" ] && got=$(report_steps "$report" "$dir/r.sqlite"); then
-    got=$(echo "$got" | tr '\n' ' ')
-    if [ -n "$got" ] && { [ "$got" = "$expected" ] || [ "$got" = "$with_running" ]; }; then
-      verdict=complete
-    fi
+    local expected=$window_start held=$((window_start - 1)) step ok=1
+    for step in $got; do
+      [ "$step" = "$expected" ] && [ "$step" -le "$last" ] || ok=0
+      held=$step
+      expected=$((expected + 1))
+    done
+    [ "$ok" = 1 ] && [ "$held" -ge "${must_hold:-$window_start}" ] && verdict=complete
   fi
   if [ "$verdict" = lost ] && [ "$kind" = nsel ]; then
     # nsel should never lose one: keep the evidence on stderr.

@@ -87,14 +87,18 @@ int main(int argc, char** argv) {
     }
   }
   if (!describe_path.empty()) describe(describe_path);
-  // One line per step begun, written at once, so that a test knows what ran before it interrupts.
+  // One line per step begun, written at once ("<step> <wall clock ns>"), so that a test knows
+  // what ran, and when, before it interrupts.
   std::FILE* progress = progress_path.empty() ? nullptr : std::fopen(progress_path.c_str(), "w");
 
   double sink = 0;
   for (long long step = 1; step <= steps; ++step) {
     nsel::step(step);  // opens or closes the capture window; one branch when not profiled
     if (progress != nullptr) {
-      std::fprintf(progress, "%lld\n", step);
+      const auto now = std::chrono::system_clock::now().time_since_epoch();
+      std::fprintf(progress, "%lld %lld\n", step,
+                   static_cast<long long>(
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
       std::fflush(progress);
     }
     const std::string range = "step " + std::to_string(step);
