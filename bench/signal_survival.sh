@@ -3,9 +3,10 @@
 # and for `nsel exec`, measured in the same run with the same nsys command:
 #   - SIGTERM to the job's process group at a random moment of the capture window;
 #   - the same, then SIGKILL to the group 0.2 s later.
-# A report counts as complete when `nsys export` reads it and it holds the window's steps that
-# ended before the signal. Everything a run leaves behind (program, nsys agent) is counted, then
-# ended by its process id.
+# A report counts as complete when `nsys export` reads it and it holds the window's steps in
+# order, every one that ended 0.2 s before the signal. "program stopped": the signal reached the
+# program (it did not run its 14 steps to the end regardless). Everything a run leaves behind
+# (program, nsys agent) is counted, then ended by its process id.
 #
 # usage: bench/signal_survival.sh [TERM_RUNS [KILL_RUNS]]   (defaults 20 and 5; build/ first)
 set -uo pipefail
@@ -117,6 +118,9 @@ one_run() {
   local last must_hold got verdict=lost report
   last=$(tail -n1 "$dir/progress" 2>/dev/null | cut -d' ' -f1)
   last=${last:-0}
+  # Did the stop reach the program, or did it run its 14 steps to the end regardless?
+  local stopped=0
+  [ "$last" -lt 14 ] && stopped=1
   [ "$last" -ge $window_stop ] && last=$((window_stop - 1))
   must_hold=$(awk -v s="$signalled_ns" -v a=$window_start -v b=$window_stop -v h=$((window_start - 1)) \
     'NR > 1 && prev >= a && prev < b && $2 + 200000000 <= s { h = prev } { prev = $1 } END { print h }' \
@@ -136,20 +140,21 @@ one_run() {
     { echo "lost nsel run (signal ${delay_ms} ms after capture began, steps begun up to $last):"
       tr '\r' '\n' <"$dir/log" | grep -v '%' | sed 's/^/  /'; } >&2
   fi
-  echo "$verdict $agents_left $programs_left"
+  echo "$verdict $agents_left $programs_left $stopped"
 }
 
 run_series() {
-  local kind=$1 runs=$2 then_kill=$3 complete=0 agents=0 programs=0 i verdict a p
+  local kind=$1 runs=$2 then_kill=$3 complete=0 agents=0 programs=0 stopped=0 i verdict a p t
   for i in $(seq "$runs"); do
-    read -r verdict a p < <(one_run "$kind" $((RANDOM % 950)) "$then_kill")
+    read -r verdict a p t < <(one_run "$kind" $((RANDOM % 950)) "$then_kill")
+    stopped=$((stopped + t))
     [ "$verdict" = complete ] && complete=$((complete + 1))
     agents=$((agents + a))
     programs=$((programs + p))
     printf '.' >&2
   done
-  printf '%-5s %-24s complete reports %2d of %2d   agents left %2d   programs left %2d\n' \
-    "$kind" "$4" "$complete" "$runs" "$agents" "$programs"
+  printf '%-5s %-22s complete reports %2d of %2d  program stopped %2d  agents left %2d  programs left %2d\n' \
+    "$kind" "$4" "$complete" "$runs" "$stopped" "$agents" "$programs"
 }
 
 echo "signal survival: $term_runs SIGTERM runs and $kill_runs SIGTERM+SIGKILL runs each" >&2
