@@ -20,7 +20,7 @@ namespace {
   std::fprintf(stderr,
                "nsel-example-worker: %s\n"
                "usage: nsel-example-worker [--steps N] [--work-ms MS] [--name NAME] "
-               "[--exit-code K] [--describe FILE]\n",
+               "[--exit-code K] [--describe FILE] [--progress FILE]\n",
                problem);
   std::exit(2);
 }
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   long long exit_code = 0;
   std::string name = "worker";
   std::string describe_path;
+  std::string progress_path;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--steps") {
@@ -79,15 +80,27 @@ int main(int argc, char** argv) {
       name = argv[++i];
     } else if (arg == "--describe" && i + 1 < argc) {
       describe_path = argv[++i];
+    } else if (arg == "--progress" && i + 1 < argc) {
+      progress_path = argv[++i];
     } else {
       usage("unknown argument");
     }
   }
   if (!describe_path.empty()) describe(describe_path);
+  // One line per step begun, written at once ("<step> <wall clock ns>"), so that a test knows
+  // what ran, and when, before it interrupts.
+  std::FILE* progress = progress_path.empty() ? nullptr : std::fopen(progress_path.c_str(), "w");
 
   double sink = 0;
   for (long long step = 1; step <= steps; ++step) {
     nsel::step(step);  // opens or closes the capture window; one branch when not profiled
+    if (progress != nullptr) {
+      const auto now = std::chrono::system_clock::now().time_since_epoch();
+      std::fprintf(progress, "%lld %lld\n", step,
+                   static_cast<long long>(
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+      std::fflush(progress);
+    }
     const std::string range = "step " + std::to_string(step);
     nvtxRangePushA(range.c_str());
     sink += burn_cpu(std::chrono::milliseconds(work_ms));

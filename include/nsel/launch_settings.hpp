@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "nsel/settings.hpp"
+#include "nsel/values.hpp"
 
 namespace nsel {
 
@@ -21,12 +22,5 @@ struct LaunchSettings {
   // Reads NSEL_STOP_TIMEOUT and NSEL_ALLOW_UNPROFILED; throws nsel::Error on a bad value.
   static LaunchSettings from_environment(const EnvLookup& lookup);
 };
-
-// "60", "2.5", " 90 ": seconds > 0 and at most a day, to the millisecond. Throws nsel::Error
-// naming `source`.
-std::chrono::milliseconds parse_seconds(std::string_view value, std::string_view source);
-
-// "1", "0", "true", "false", "yes", "no" (any case). Throws nsel::Error naming `source`.
-bool parse_switch(std::string_view value, std::string_view source);
 
 }  // namespace nsel

@@ -25,6 +25,7 @@ Action add_sync(CLI::App& app);
 // "812 B", "126.6 KiB", "2.0 GiB".
 std::string size_text(std::uintmax_t bytes);
 Action add_ray(CLI::App& app);
+Action add_doctor(CLI::App& app);
 
 // The process environment, for ProfileSettings::from_environment.
 std::optional<std::string> environment(std::string_view name);

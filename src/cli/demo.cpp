@@ -20,6 +20,7 @@
 #include "nsel/report_layout.hpp"
 #include "nsel/settings.hpp"
 #include "nsel/step_ranges.hpp"
+#include "nsel/values.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -30,8 +31,10 @@ constexpr const char* kDefaultPatterns = "*policy*";
 constexpr const char* kDefaultRange = "2:4";
 
 struct DemoOptions {
+  std::string steps_text = "5";
+  std::string work_ms_text = "150";
   long long steps = 5;
-  int work_ms = 150;
+  long long work_ms = 150;
   std::string root;
   bool json = false;
   int ranks = 0;  // 0: the default layout (two policy ranks)
@@ -137,10 +140,10 @@ Action add_demo(CLI::App& app) {
       "Honours NRL_NSYS_WORKER_PATTERNS and NRL_NSYS_PROFILE_STEP_RANGE; with neither set it\n"
       "uses '*policy*' and '2:4'. Reports land in <root>/session_<time>_<pid>/logs/nsight/\n"
       "(Ray's layout, with a session_latest link), then are listed with the steps they hold.");
-  demo->add_option("--steps", options->steps, "training steps to run (default 5)")
-      ->check(CLI::Range(1LL, 1000000LL));
-  demo->add_option("--work-ms", options->work_ms, "CPU work per step in milliseconds (default 150)")
-      ->check(CLI::Range(0, 600000));
+  demo->add_option("--steps", options->steps_text,
+                   "training steps to run, 1 to 1000000 (default 5)");
+  demo->add_option("--work-ms", options->work_ms_text,
+                   "CPU work per step in milliseconds, 0 to 600000 (default 150)");
   demo->add_option("--root", options->root,
                    "folder for the Ray-style sessions (default: <temp>/nsel-demo)");
   demo->add_flag("--json", options->json, "print the produced reports as one JSON object");
@@ -151,6 +154,12 @@ Action add_demo(CLI::App& app) {
 
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel demo takes no PROGRAM; see 'nsel demo --help'");
+    options->steps = parse_whole_number(options->steps_text, "--steps", 1, 1000000);
+    options->work_ms = parse_whole_number(options->work_ms_text, "--work-ms", 0, 600000);
+    if (!options->root.empty() && fs::exists(options->root) && !fs::is_directory(options->root)) {
+      throw Error(bad_value("--root", options->root, "not a folder",
+                            "a folder for the sessions (created if missing)"));
+    }
     const bool patterns_set = !environment(kWorkerPatternsVariable).value_or("").empty();
     const bool range_set = !environment(kStepRangeVariable).value_or("").empty();
     if (!patterns_set && !range_set) {
@@ -256,7 +265,8 @@ Action add_demo(CLI::App& app) {
               report.problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.problem)}});
       }
       for (const fs::path& leftover : leftovers) out["leftovers"].push_back(leftover.string());
-      std::printf("%s\n", out.dump(2).c_str());
+      std::printf("%s\n",
+                  out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       // Which ranks ran under nsys, when ranks are what the demo shows.
       if (options->ranks > 0 || settings.ranks || settings.local_ranks || settings.nodes) {

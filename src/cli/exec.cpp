@@ -1,4 +1,6 @@
 // nsel exec: run one worker process, under nsys when it is selected, bare otherwise.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "nsel/plan.hpp"
 #include "nsel/process.hpp"
 #include "nsel/supervisor.hpp"
+#include "nsel/values.hpp"
 #include "nsel/window_reports.hpp"
 
 namespace nsel::cli {
@@ -41,7 +44,7 @@ Action add_exec(CLI::App& app) {
       "PROGRAM gets the signal and nsys writes the report; nsys and PROGRAM run in a session\n"
       "of their own, so a kill of nsel's process group never reaches them. NSEL_STOP_TIMEOUT\n"
       "(seconds, default 60) bounds the wait for the report; NSEL_ALLOW_UNPROFILED=1 runs a\n"
-      "selected worker bare on a node without a usable nsys. Capture follows the node: the CUDA "
+      "selected worker bare on a node without a usable nsys.\nCapture follows the node: the CUDA "
       "profiler API with a\n"
       "usable GPU, an NVTX range otherwise (the program's nsel_step() calls agree).\n"
       "NSEL_PROFILE_RANKS, NSEL_PROFILE_LOCAL_RANKS and NSEL_PROFILE_NODES narrow the selection\n"
@@ -62,6 +65,7 @@ Action add_exec(CLI::App& app) {
       throw Error("missing PROGRAM; expected 'nsel exec --worker NAME -- PROGRAM [ARGS...]'");
     }
     // Validate everything before anything starts: a bad setting must stop every worker.
+    parse_worker_name(options->worker, "--worker");
     ProfileSettings settings = ProfileSettings::from_environment(environment);
     const LaunchSettings launch = LaunchSettings::from_environment(environment);
     if (!options->capture.empty()) {
@@ -96,8 +100,6 @@ Action add_exec(CLI::App& app) {
     request.nsys = *nsys.path;
     request.node_capture = resolve_node_capture_mode(settings.capture);
     const WorkerPlan plan = plan_worker(settings, request);
-    std::fprintf(stderr, "%s\n", plan.log_line().c_str());
-    std::fflush(stderr);
     if (!options->output_dir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options->output_dir, ec);
@@ -106,6 +108,8 @@ Action add_exec(CLI::App& app) {
                     ec.message() + "); expected a writable folder");
       }
     }
+    std::fprintf(stderr, "%s\n", plan.log_line().c_str());
+    std::fflush(stderr);
     // Shielded from signals to our process group; a stop reaches the program, never nsys. The
     // manifest and the per-window names are the keeper's work, so they are done even when this
     // launcher is killed.

@@ -51,8 +51,12 @@ int main(int argc, char** argv) {
       "  NSEL_PROFILE_RANKS           only these ranks of matched workers, e.g. '0,8-15'\n"
       "  NSEL_PROFILE_LOCAL_RANKS     only these node-local ranks, e.g. '0'\n"
       "  NSEL_PROFILE_NODES           only nodes whose host name matches, e.g. 'gpu-0[0-3]'\n"
-      "  (several windows: NRL_NSYS_PROFILE_STEP_RANGE=2:4,10:12, one report per window)\n\n"
-      "Start with 'nsel demo', then 'nsel plan WORKER' to see what a worker would get.",
+      "  (several windows: NRL_NSYS_PROFILE_STEP_RANGE=2:4,10:12, one report per window)\n"
+      "  NSEL_STOP_TIMEOUT            seconds nsys may take to finish a report once the program\n"
+      "                               ended or was stopped (default 60)\n"
+      "  NSEL_ALLOW_UNPROFILED        1: run selected workers bare where nsys is missing\n\n"
+      "Start with 'nsel demo', then 'nsel plan WORKER' to see what a worker would get;\n"
+      "'nsel doctor' checks a node.",
       "nsel"};
   app.set_version_flag("--version", "nsel 0.1.0");
   app.require_subcommand(1);
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
   add("recover", nsel::cli::add_recover);
   add("sync", nsel::cli::add_sync);
   add("ray", nsel::cli::add_ray);
+  add("doctor", nsel::cli::add_doctor);
 
   // Everything after the first "--" is a program and its arguments, never nsel's options.
   std::vector<std::string> front;
@@ -107,6 +112,11 @@ int main(int argc, char** argv) {
                          [&](const auto& entry) { return entry.first->get_name() == word; });
     });
     if (named != front.end()) help = "nsel " + *named + " --help";
+    // A first word that names no command: say so, rather than "A subcommand is required".
+    if (named == front.end() && !front.empty() && !front.front().starts_with("-")) {
+      message = "unknown command " + nsel::quote(front.front()) + "; expected a command that " +
+                "'nsel --help' lists";
+    }
     std::fprintf(stderr, "nsel: error: %s; see '%s'\n", message.c_str(), help.c_str());
     return nsel::kUsageExitCode;
   }

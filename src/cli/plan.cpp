@@ -8,6 +8,7 @@
 #include "nsel/command_line.hpp"
 #include "nsel/gpu_probe.hpp"
 #include "nsel/plan.hpp"
+#include "nsel/values.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -134,6 +135,7 @@ Action add_plan(CLI::App& app) {
       ->excludes(identity->rank_option);
 
   return [options, identity](const std::vector<std::string>& program) {
+    for (const std::string& worker : options->workers) parse_worker_name(worker, "WORKER");
     ProfileSettings settings = ProfileSettings::from_environment(environment);
     if (!options->capture.empty()) {
       settings.capture = parse_capture_mode(options->capture, "--capture");
@@ -170,8 +172,9 @@ Action add_plan(CLI::App& app) {
           std::fprintf(stderr, "%s\n", preview.log_line().c_str());
         }
         if (options->json) {
-          std::printf("%s\n",
-                      to_json(preview, preview.profile ? probe.get() : nullptr).dump().c_str());
+          std::printf("%s\n", to_json(preview, preview.profile ? probe.get() : nullptr)
+                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                  .c_str());
         } else {
           print_human(preview, preview.profile ? probe.get() : nullptr, !program.empty(), label,
                       row.has_value());

@@ -1,67 +1,6 @@
 #include "nsel/launch_settings.hpp"
 
-#include <algorithm>
-#include <cctype>
-
-#include "nsel/error.hpp"
-
 namespace nsel {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
-
-std::chrono::milliseconds parse_seconds(std::string_view value, std::string_view source) {
-  constexpr std::string_view kExpected =
-      "a number of seconds greater than 0 and at most 86400, for example '60' or '2.5'";
-  const std::string_view text = trim(value);
-  // Whole seconds, then up to three decimals: plain digits only, so '1e3', '0x10', 'inf' and
-  // '-1' are refused rather than half understood.
-  const size_t dot = text.find('.');
-  const std::string_view whole = text.substr(0, dot);
-  const std::string_view fraction =
-      dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
-  const auto digits = [](std::string_view s) {
-    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  if (text.empty() || whole.empty() || !digits(whole) || !digits(fraction) ||
-      (dot != std::string_view::npos && fraction.empty())) {
-    throw Error(bad_value(source, value, "not a number of seconds", kExpected));
-  }
-  if (fraction.size() > 3) {
-    throw Error(bad_value(source, value, "more precise than a millisecond", kExpected));
-  }
-  const std::string_view significant =
-      whole.substr(std::min(whole.find_first_not_of('0'), whole.size()));
-  if (significant.size() > 5) throw Error(bad_value(source, value, "too long", kExpected));
-  long long milliseconds = 0;
-  for (char c : whole) milliseconds = milliseconds * 10 + (c - '0');
-  milliseconds *= 1000;
-  long long scale = 100;
-  for (char c : fraction) {
-    milliseconds += (c - '0') * scale;
-    scale /= 10;
-  }
-  if (milliseconds <= 0) throw Error(bad_value(source, value, "must be greater than 0", kExpected));
-  if (milliseconds > 86400LL * 1000) throw Error(bad_value(source, value, "too long", kExpected));
-  return std::chrono::milliseconds(milliseconds);
-}
-
-bool parse_switch(std::string_view value, std::string_view source) {
-  std::string lower(trim(value));
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "1" || lower == "true" || lower == "yes") return true;
-  if (lower == "0" || lower == "false" || lower == "no") return false;
-  throw Error(bad_value(source, value, "not a yes/no value", "'1' (yes) or '0' (no)"));
-}
-
 LaunchSettings LaunchSettings::from_environment(const EnvLookup& lookup) {
   LaunchSettings settings;
   if (auto value = lookup(kStopTimeoutVariable); value && !value->empty()) {

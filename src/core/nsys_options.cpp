@@ -1,6 +1,7 @@
 #include "nsel/nsys_options.hpp"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "nsel/error.hpp"
@@ -113,6 +114,10 @@ void NsysOptions::merge_json(std::string_view json_text, std::string_view source
     throw Error(bad_value(source, json_text,
                           "not valid JSON (at byte " + std::to_string(e.byte) + ")",
                           kExpectedObject));
+  } catch (const nlohmann::json::exception&) {
+    // Found by fuzzing: a number beyond a double (1e999) is not a parse_error.
+    throw Error(
+        bad_value(source, json_text, "not valid JSON (a number out of range)", kExpectedObject));
   }
   if (!parsed.is_object()) {
     throw Error(bad_value(source, json_text,
@@ -121,7 +126,17 @@ void NsysOptions::merge_json(std::string_view json_text, std::string_view source
   }
   // Validate everything before changing anything, so a bad entry leaves the set as it was.
   std::vector<std::pair<std::string, std::optional<std::string>>> updates;
+  std::map<std::string, std::string> spelled_as;  // canonical name -> the key used
   for (const auto& [key, value] : parsed.items()) {
+    // JSON objects have no order here, so two spellings of one option ("t" and "trace") would
+    // be resolved by the alphabet, not by the user: refuse them.
+    const auto [other, fresh] = spelled_as.emplace(std::string(canonical_option_name(key)), key);
+    if (!fresh) {
+      throw Error(bad_value(
+          source, json_text,
+          "keys " + quote(other->second) + " and " + quote(key) + " name the same nsys option",
+          kExpectedObject));
+    }
     if (!valid_key(key)) {
       throw Error(bad_value(source, json_text,
                             "key " + quote(key) +

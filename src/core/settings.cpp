@@ -59,7 +59,14 @@ ProfileSettings ProfileSettings::from_environment(const EnvLookup& lookup) {
     settings.windows = parse_step_windows(*range, kStepRangeVariable);
     settings.window = settings.windows.front();
   }
-  if (patterns) settings.patterns = PatternList::parse(*patterns);
+  if (patterns) {
+    settings.patterns = PatternList::parse(*patterns);
+    if (settings.patterns->empty()) {
+      throw Error(bad_value(kWorkerPatternsVariable, *patterns,
+                            "no pattern in it (blank pieces are dropped)",
+                            "comma-separated patterns such as '*policy*,*vllm*'"));
+    }
+  }
   if (auto extra = non_empty(lookup, kExtraOptionsVariable)) {
     NsysOptions probe;  // validates now: a bad value must stop every worker, selected or not
     probe.merge_json(*extra, kExtraOptionsVariable);

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds everything with AddressSanitizer and UndefinedBehaviorSanitizer into build-asan/ and
+# runs the whole unit suite there (CTest label "unit"). Any sanitizer report fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${NSEL_ASAN_BUILD_DIR:-build-asan}
+if [ ! -f "$build_dir/build.ninja" ]; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSEL_SANITIZE=ON \
+    -DNSEL_BUILD_BENCH=OFF >/dev/null
+fi
+cmake --build "$build_dir" --parallel "$(nproc)"
+cd "$build_dir"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --output-on-failure -L unit

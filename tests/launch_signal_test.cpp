@@ -1,0 +1,316 @@
+// Reports survive the way schedulers end jobs: SIGTERM to the launcher's whole process group at
+// any moment of the capture, then SIGKILL. Real nsel, real nsys, the example worker.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+extern char** environ;
+
+namespace {
+
+const std::string kNsel = NSEL_BINARY;
+const std::string kWorker = NSEL_WORKER_BINARY;
+
+// Window 2:12 of 14 steps of 100 ms: capture opens 0.1 s into the program and lasts 1 s.
+constexpr int kWindowStart = 2;
+constexpr int kWindowStop = 12;
+constexpr int kSteps = 14;
+
+// A killed program loses the NVTX events its nsys injection had not handed over yet: a step
+// that ended this shortly before the signal may be missing from the report.
+constexpr std::chrono::milliseconds kFlushMargin{200};
+
+using WallClock = std::chrono::system_clock;
+
+struct Begun {
+  long long step = 0;
+  WallClock::time_point at;
+};
+
+// "<step> <wall clock ns>" lines of the example worker's --progress file.
+std::vector<Begun> read_progress(const fs::path& file) {
+  std::vector<Begun> begun;
+  std::ifstream in(file);
+  long long step = 0;
+  long long ns = 0;
+  while (in >> step >> ns) {
+    begun.push_back({step, WallClock::time_point(std::chrono::duration_cast<WallClock::duration>(
+                               std::chrono::nanoseconds(ns)))});
+  }
+  return begun;
+}
+
+int parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t end = stat.rfind(')');
+  if (end == std::string::npos) return 0;
+  char state = 0;
+  int parent = 0;
+  std::sscanf(stat.c_str() + end + 1, " %c %d", &state, &parent);
+  return parent;
+}
+
+// Starts argv as the leader of a new process group (a scheduler's job step), output to files.
+pid_t start_job(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+                const fs::path& dir) {
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("NRL_NSYS_", 0) == 0 || entry.rfind("NSEL_", 0) == 0) continue;
+    environment.push_back(entry);
+  }
+  environment.insert(environment.end(), extra_env.begin(), extra_env.end());
+  std::vector<std::string> arguments = argv;
+  std::vector<char*> argument_pointers;
+  for (auto& a : arguments) argument_pointers.push_back(a.data());
+  argument_pointers.push_back(nullptr);
+  std::vector<char*> environment_pointers;
+  for (auto& e : environment) environment_pointers.push_back(e.data());
+  environment_pointers.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, (dir / "out.txt").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, (dir / "err.txt").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, arguments.front().c_str(), &actions, &attributes,
+                             argument_pointers.data(), environment_pointers.data());
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv.front());
+  return pid;
+}
+
+int wait_code(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Interrupted {
+  int exit_code = -1;
+  std::vector<Begun> begun;  // steps the program began, in order
+  WallClock::time_point signalled;
+  std::vector<fs::path> files;  // what the report folder holds
+  std::string err;
+  int nsys_pid = 0;
+  bool all_ended = false;  // no process of this run (nsel, keeper, nsys, program) is left
+};
+
+// Runs a selected worker through `nsel exec` as its own job, sends `signal_number` to the job's
+// process group `delay` after step 2 began (capture open), and, with `kill_after`, SIGKILL to the
+// group that long after.
+Interrupted interrupt(const fs::path& dir, int signal_number, std::chrono::milliseconds delay,
+                      std::optional<std::chrono::milliseconds> kill_after = std::nullopt) {
+  Interrupted run;
+  const fs::path progress = dir / "progress";
+  const fs::path describe = dir / "describe";
+  const pid_t job = start_job(
+      {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+       (dir / "reports").string(), "--", kWorker, "--steps", std::to_string(kSteps), "--work-ms",
+       "100", "--progress", progress.string(), "--describe", describe.string()},
+      {"NRL_NSYS_WORKER_PATTERNS=*policy*",
+       "NRL_NSYS_PROFILE_STEP_RANGE=" + std::to_string(kWindowStart) + ":" +
+           std::to_string(kWindowStop)},
+      dir);
+  const auto give_up = std::chrono::steady_clock::now() + 120s;
+  while (read_progress(progress).size() < static_cast<size_t>(kWindowStart) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  // nsys -> nsys-launcher -> program: the agent's session is named after nsys's pid.
+  const auto described = nsel::test::read_description(describe);
+  if (described.count("ppid")) run.nsys_pid = parent_of(std::stoi(described.at("ppid")));
+  std::this_thread::sleep_for(delay);
+  run.signalled = WallClock::now();
+  kill(-job, signal_number);
+  if (kill_after) {
+    std::this_thread::sleep_for(*kill_after);
+    kill(-job, SIGKILL);
+  }
+  run.exit_code = wait_code(job);
+  // After a SIGKILL of nsel its keeper goes on alone; wait (bounded) until all of it is over.
+  const std::string mine = dir.string() + "/*";
+  while (nsel::test::count_processes_with({mine}) > 0 &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(50ms);
+  }
+  run.all_ended = nsel::test::count_processes_with({mine}) == 0;
+  run.begun = read_progress(progress);
+  run.files = nsel::test::files_in(dir / "reports");
+  run.err = slurp(dir / "err.txt");
+  return run;
+}
+
+// What is wrong with an interrupted run, or "" when its report is complete: it exports, and
+// holds the window's steps in order from the first, every one that ended (kFlushMargin) before the
+// signal and none that had not begun; nothing of the run is left, no nsys agent included.
+std::string problem_with(const Interrupted& run) {
+  if (run.begun.empty()) return "the program never started";
+  if (run.files.size() != 1) {
+    return std::to_string(run.files.size()) + " files instead of one report\n" + run.err;
+  }
+  const fs::path report = run.files[0];
+  if (report.extension() != ".nsys-rep") return "no report but " + report.string() + "\n" + run.err;
+  long long must_hold = kWindowStart - 1;  // the last window step that surely ended in time
+  for (size_t i = 0; i + 1 < run.begun.size(); ++i) {
+    const Begun& step = run.begun[i];
+    if (step.step >= kWindowStart && step.step < kWindowStop &&
+        run.begun[i + 1].at + kFlushMargin <= run.signalled) {
+      must_hold = step.step;
+    }
+  }
+  const long long last_begun = std::min<long long>(run.begun.back().step, kWindowStop - 1);
+  std::vector<long long> steps;
+  try {
+    steps = nsel::test::exported_steps(report);
+  } catch (const std::exception& e) {
+    return std::string("the report does not export: ") + e.what();
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i] != kWindowStart + static_cast<long long>(i) || steps[i] > last_begun) {
+      return "the report's steps are not the window's, in order, from its first\n" + run.err;
+    }
+  }
+  const long long held = steps.empty() ? kWindowStart - 1 : steps.back();
+  if (held < must_hold) {
+    return "steps up to " + std::to_string(must_hold) +
+           " ended before the signal, but the report "
+           "holds only up to " +
+           std::to_string(held) + "\n" + run.err;
+  }
+  if (!run.all_ended) return "processes of the run are still there";
+  if (run.nsys_pid <= 1) return "nsys's process id was not seen";
+  if (nsel::test::count_processes_with(
+          {"--start-agent",
+           "--session-name=profile-nsel-example-worker-" + std::to_string(run.nsys_pid)}) != 0) {
+    return "an nsys agent was left behind";
+  }
+  return "";
+}
+
+std::mt19937& random_engine() {
+  static std::mt19937 engine{std::random_device{}()};
+  return engine;
+}
+
+std::chrono::milliseconds random_moment() {
+  // Anywhere in the first 0.8 s of the 1 s window (the program has 1.3 s of steps left then).
+  return std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 800)(random_engine()));
+}
+
+}  // namespace
+
+TEST(Supervision, SigtermToTheJobAtRandomMomentsKeepsEveryReport) {
+  constexpr int kRuns = 20;
+  int complete = 0;
+  for (int i = 0; i < kRuns; ++i) {
+    const auto delay = random_moment();
+    SCOPED_TRACE("run " + std::to_string(i) + ": SIGTERM " + std::to_string(delay.count()) +
+                 " ms after capture began");
+    const fs::path dir = nsel::test::make_temp_dir("sigterm");
+    const Interrupted run = interrupt(dir, SIGTERM, delay);
+    // The stop reached the program (it did not run on to its last step), and nsel exits with
+    // the program's status.
+    ASSERT_FALSE(run.begun.empty());
+    EXPECT_LT(run.begun.back().step, kSteps);
+    EXPECT_EQ(run.exit_code, 128 + SIGTERM);
+    const std::string problem = problem_with(run);
+    EXPECT_EQ(problem, "");
+    complete += problem.empty() ? 1 : 0;
+    fs::remove_all(dir);
+  }
+  std::printf("complete reports after SIGTERM: %d of %d\n", complete, kRuns);
+}
+
+TEST(Supervision, SigkillOfTheJobAfterItsSigtermKeepsEveryReport) {
+  constexpr int kRuns = 5;
+  int complete = 0;
+  for (int i = 0; i < kRuns; ++i) {
+    const auto delay = random_moment();
+    SCOPED_TRACE("run " + std::to_string(i) + ": SIGTERM " + std::to_string(delay.count()) +
+                 " ms after capture began, SIGKILL 200 ms later");
+    const fs::path dir = nsel::test::make_temp_dir("sigkill");
+    const Interrupted run = interrupt(dir, SIGTERM, delay, 200ms);
+    EXPECT_EQ(run.exit_code, 128 + SIGKILL) << "nsel itself was killed";
+    ASSERT_FALSE(run.begun.empty());
+    EXPECT_LT(run.begun.back().step, kSteps) << "the keeper stopped the program";
+    const std::string problem = problem_with(run);
+    EXPECT_EQ(problem, "");
+    complete += problem.empty() ? 1 : 0;
+    fs::remove_all(dir);
+  }
+  std::printf("complete reports after SIGTERM and SIGKILL: %d of %d\n", complete, kRuns);
+}
+
+TEST(Supervision, SigintAndSighupArePassedOnToo) {
+  for (int signal_number : {SIGINT, SIGHUP}) {
+    SCOPED_TRACE(strsignal(signal_number));
+    const fs::path dir = nsel::test::make_temp_dir("sigint");
+    const Interrupted run = interrupt(dir, signal_number, 300ms);
+    EXPECT_EQ(run.exit_code, 128 + signal_number) << run.err;
+    EXPECT_NE(run.err.find(std::string("nsel: received ") +
+                           (signal_number == SIGINT ? "SIGINT" : "SIGHUP")),
+              std::string::npos)
+        << run.err;
+    EXPECT_EQ(problem_with(run), "");
+    fs::remove_all(dir);
+  }
+}
+
+TEST(Supervision, AProgramThatIgnoresTheStopIsEndedAfterTheTimeout) {
+  const fs::path dir = nsel::test::make_temp_dir("timeout");
+  const pid_t job = start_job(
+      {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+       (dir / "reports").string(), "--", "/bin/sh", "-c",
+       "trap '' TERM; touch \"$0\"; while :; do sleep 0.1; done", (dir / "started").string()},
+      {"NRL_NSYS_WORKER_PATTERNS=*policy*", "NRL_NSYS_PROFILE_STEP_RANGE=2:4", "NSEL_CAPTURE=none",
+       "NRL_NSYS_EXTRA_OPTIONS={\"t\": \"osrt\"}", "NSEL_STOP_TIMEOUT=1"},
+      dir);
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (!fs::exists(dir / "started") && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(10ms);
+  }
+  std::this_thread::sleep_for(300ms);
+  kill(-job, SIGTERM);
+  const int code = wait_code(job);  // bounded by the timeout, then SIGINT, then SIGKILL
+  const std::string err = slurp(dir / "err.txt");
+  EXPECT_NE(err.find("nsel: nsys did not finish within 1 s (NSEL_STOP_TIMEOUT); interrupting it"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(code, 0);
+  while (nsel::test::count_processes_with({dir.string() + "/*"}) > 0 &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(nsel::test::count_processes_with({dir.string() + "/*"}), 0);
+  fs::remove_all(dir);
+}
