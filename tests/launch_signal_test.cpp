@@ -14,6 +14,8 @@
 #include <random>
 #include <thread>
 
+#include "nsel/manifest.hpp"
+#include "nsel/process.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -56,8 +58,7 @@ std::vector<Begun> read_progress(const fs::path& file) {
 }
 
 int parent_of(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat = nsel::read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   const size_t end = stat.rfind(')');
   if (end == std::string::npos) return 0;
   char state = 0;
@@ -119,7 +120,8 @@ struct Interrupted {
   int exit_code = -1;
   std::vector<Begun> begun;  // steps the program began, in order
   WallClock::time_point signalled;
-  std::vector<fs::path> files;  // what the report folder holds
+  std::vector<fs::path> files;      // what the report folder holds, manifests aside
+  std::vector<fs::path> manifests;  // the *.nsel.json beside the report
   std::string err;
   int nsys_pid = 0;
   bool all_ended = false;  // no process of this run (nsel, keeper, nsys, program) is left
@@ -165,7 +167,9 @@ Interrupted interrupt(const fs::path& dir, int signal_number, std::chrono::milli
   }
   run.all_ended = nsel::test::count_processes_with({mine}) == 0;
   run.begun = read_progress(progress);
-  run.files = nsel::test::files_in(dir / "reports");
+  for (const fs::path& file : nsel::test::files_in(dir / "reports")) {
+    (file.string().ends_with(".nsel.json") ? run.manifests : run.files).push_back(file);
+  }
   run.err = slurp(dir / "err.txt");
   return run;
 }
@@ -180,6 +184,19 @@ std::string problem_with(const Interrupted& run) {
   }
   const fs::path report = run.files[0];
   if (report.extension() != ".nsys-rep") return "no report but " + report.string() + "\n" + run.err;
+  // The keeper finishes the manifest, also when nsel itself was killed.
+  if (run.manifests.size() != 1) {
+    return std::to_string(run.manifests.size()) + " manifests instead of one\n" + run.err;
+  }
+  try {
+    const nsel::Manifest manifest =
+        nsel::parse_manifest(slurp(run.manifests[0]), run.manifests[0].string());
+    if (manifest.state != "complete" || fs::path(manifest.report) != report) {
+      return "the manifest says " + manifest.state + " for " + manifest.report + "\n" + run.err;
+    }
+  } catch (const std::exception& e) {
+    return std::string("the manifest does not read: ") + e.what();
+  }
   long long must_hold = kWindowStart - 1;  // the last window step that surely ended in time
   for (size_t i = 0; i + 1 < run.begun.size(); ++i) {
     const Begun& step = run.begun[i];

@@ -682,16 +682,19 @@ TEST_F(Reports, SyncKilledAtRandomMomentsNeverLeavesAPartialFile) {
   while (kills < 20 && rounds < 200) {
     ++rounds;
     const pid_t sync = start(argv, {});
-    std::this_thread::sleep_for(std::chrono::milliseconds(5 + random() % 120));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 + random() % 60));
     kill(sync, SIGKILL);
     int status = 0;
     waitpid(sync, &status, 0);
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ++kills;
     check_copies();
     if (HasFatalFailure()) break;
-    // The job goes on: a report is rewritten, so there is always more to copy.
-    const size_t which = random() % big.size();
-    write_version(big[which], static_cast<int>(which), (4u << 20) + (random() % (12u << 20)));
+    // The job goes on: reports are rewritten, so there is always more to copy (enough that a
+    // pass outlasts the kill's delay on an idle machine too).
+    for (int n = 0; n < 3; ++n) {
+      const size_t which = random() % big.size();
+      write_version(big[which], static_cast<int>(which), (4u << 20) + (random() % (12u << 20)));
+    }
   }
   EXPECT_GE(kills, 20) << "in " << rounds << " rounds";
   std::printf("[ sync-kill ] %d SIGKILLs in %d rounds (seed %u)\n", kills, rounds, seed);

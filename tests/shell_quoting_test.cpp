@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nsel/command_line.hpp"
+#include "nsel/error.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -66,11 +67,13 @@ std::vector<std::string> recording_program(const fs::path& dir) {
 }
 
 // A worker name, patterns and extra options as hostile as nsel accepts them. A worker name
-// cannot hold '/' (it names a file); patterns are split on ','; nsys reads ',' in --env-var.
+// cannot hold '/' (it names a file), nor '"' or '&' (Nsight Systems 2022.4 cannot finish a report
+// under such a name: nsel refuses it, see WorkerNamesNsysCannotNameAReportAfterAreRefused);
+// patterns are split on ','; nsys reads ',' in --env-var.
 // CPU context-switch tracing is off: with it, Debian's nsys 2022.4 hangs at the end of about
 // half of the sessions of a short program (the agent hang the README describes).
 struct HostileSelection {
-  std::string worker = "policy $(touch pwned) `touch pwned`; |&<>'\"\n名前 🙂 *?[\\ ~";
+  std::string worker = "policy $(touch pwned) `touch pwned`; |<>'\n名前 🙂 *?[\\ ~";
   std::string patterns = "  *$(touch pwned)* , [!x]*;touch pwned ";
   std::string probe = "$(touch pwned) `touch pwned` ;|& ' \" 名 🙂";
   std::map<std::string, std::string> env(const fs::path&) const {
@@ -89,7 +92,7 @@ void expect_literal_run(const fs::path& dir, const fs::path& output_dir,
   EXPECT_FALSE(fs::exists(dir / "pwned")) << "a shell interpreted a value";
   EXPECT_EQ(split_nul(slurp(dir / "args.bin")), kHostile);
   EXPECT_EQ(slurp(dir / "probe.bin"), selection.probe);
-  const auto reports = nsel::test::files_in(output_dir);
+  const auto reports = nsel::test::reports_in(output_dir);
   ASSERT_EQ(reports.size(), 1u);
   const std::string name = reports[0].filename().string();
   EXPECT_TRUE(name.starts_with(selection.worker + "_1:2_")) << name;
@@ -159,4 +162,26 @@ TEST(ShellQuoting, HostileValuesStayLiteralThroughTheShellJoinedCommand) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_literal_run(dir, output_dir, selection);
   fs::remove_all(dir);
+}
+
+TEST(ShellQuoting, WorkerNamesNsysCannotNameAReportAfterAreRefused) {
+  for (const std::string worker : {"policy \"$(touch pwned)\"", "policy & touch pwned"}) {
+    const fs::path dir = nsel::test::make_temp_dir("quote-refused");
+    const HostileSelection selection;
+    std::vector<std::string> argv = {
+        kNsel, "exec", "--worker", worker, "--output-dir", (dir / "out").string(), "--"};
+    for (const std::string& part : recording_program(dir)) argv.push_back(part);
+    auto env = selection.env(dir);
+    env["NRL_NSYS_WORKER_PATTERNS"] = "*";  // selected: the refusal is about its report's name
+    const auto r = nsel::test::run(argv, env, dir);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("worker name=" + nsel::quote(worker) +
+                         ": the report name would hold '\"' or '&'"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir / "pwned"));
+    EXPECT_FALSE(fs::exists(dir / "args.bin")) << "the worker must not start";
+    EXPECT_FALSE(fs::exists(dir / "out")) << "nothing may be written";
+    fs::remove_all(dir);
+  }
 }

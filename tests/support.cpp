@@ -1,5 +1,7 @@
 #include "support.hpp"
 
+#include "nsel/process.hpp"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sqlite3.h>
@@ -187,8 +189,7 @@ int count_processes_with(const std::vector<std::string>& arguments) {
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmdline = nsel::read_proc_file(entry.path() / "cmdline");
     std::vector<std::string> parts;
     size_t begin = 0;
     while (begin < cmdline.size()) {

@@ -60,4 +60,8 @@ int run_supervised(const std::vector<std::string>& argv,
 // minutes. SIGTERM, then SIGKILL after `grace_ms`. Returns how many were found.
 int stop_nsys_agents(pid_t nsys_pid, int grace_ms = 1000);
 
+// The whole text of a /proc file, or "" when it cannot be read. Never throws: a process can end
+// while it is read (the kernel then answers ESRCH, which iostreams turn into an exception).
+std::string read_proc_file(const std::string& path) noexcept;
+
 }  // namespace nsel

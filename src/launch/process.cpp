@@ -28,8 +28,7 @@ bool is_executable_file(const std::string& path) {
 
 // True when `pid` has exited and waits to be reaped ("Z" in /proc/<pid>/stat).
 bool is_zombie(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   const size_t name_end = stat.rfind(')');  // the command name may hold spaces and ')'
   return name_end != std::string::npos && name_end + 2 < stat.size() && stat[name_end + 2] == 'Z';
 }
@@ -276,8 +275,7 @@ int stop_nsys_agents(pid_t nsys_pid, int grace_ms) {
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmdline = read_proc_file(entry.path() / "cmdline");
     bool is_agent = false;
     bool ours = false;
     size_t begin = 0;
@@ -310,6 +308,25 @@ int stop_nsys_agents(pid_t nsys_pid, int grace_ms) {
     fs::remove("/dev/shm/quadd-agent-instance-" + std::to_string(agent), ec);
   }
   return static_cast<int>(found);
+}
+
+std::string read_proc_file(const std::string& path) noexcept {
+  try {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string text;
+    char buffer[4096];
+    while (true) {
+      const ssize_t n = read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      text.append(buffer, static_cast<size_t>(n));
+    }
+    close(fd);
+    return text;
+  } catch (...) {
+    return {};  // out of memory: as unreadable
+  }
 }
 
 }  // namespace nsel

@@ -84,8 +84,7 @@ std::map<int, ProcStat> read_process_table() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string stat = read_proc_file(entry.path() / "stat");
     const size_t name_end = stat.rfind(')');  // the command name may hold spaces and ')'
     if (name_end == std::string::npos) continue;
     ProcStat row;
