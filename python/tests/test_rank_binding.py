@@ -76,15 +76,17 @@ def test_the_plugin_leaves_what_it_was_not_given_to_the_actors_node(env):
 
 
 def test_bad_arguments_name_themselves(env):
-    with pytest.raises(nsel.Error) as raised:
-        nsel.plugin_runtime_env(WORKER, rank=-1)
-    assert str(raised.value).startswith("rank='-1': ")
-    with pytest.raises(nsel.Error) as raised:
-        nsel.nsight_runtime_env(WORKER, local_rank=-2)
-    assert str(raised.value).startswith("local_rank='-2': ")
-    with pytest.raises(nsel.Error) as raised:
-        nsel.nsight_runtime_env(WORKER, node="")
-    assert str(raised.value).startswith("node='': empty node name")
+    for way in (nsel.nsight_runtime_env, nsel.plugin_runtime_env, nsel.init_worker):
+        for arguments, message in (
+                ({"rank": -1}, "rank='-1': not a whole number >= 0; expected a whole number >= 0, "
+                               "for example '3'"),
+                ({"local_rank": -2}, "local_rank='-2': not a whole number >= 0; expected a whole "
+                                     "number >= 0, for example '3'"),
+                ({"node": ""}, "node='': empty node name; expected the actor's node name as "
+                               "NSEL_PROFILE_NODES patterns see it, for example 'node07'")):
+            with pytest.raises(nsel.Error) as raised:
+                way(WORKER, **arguments)
+            assert str(raised.value) == message, way.__name__
 
 
 def test_the_plugin_passes_the_identity_to_nsel_exec(env):
