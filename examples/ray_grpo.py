@@ -7,6 +7,9 @@ rollouts and the policy actors train on them; every actor marks its steps with n
     NRL_NSYS_WORKER_PATTERNS='*policy*' NRL_NSYS_PROFILE_STEP_RANGE=2:4 \
       .venv/bin/python examples/ray_grpo.py --way nsight      # Ray's own nsight field
 
+Each policy actor is given its rank (0, 1), so `NSEL_PROFILE_RANKS=1` added to the lines above
+profiles only the rank-1 policy actor.
+
 It starts a local Ray cluster (or joins RAY_ADDRESS / --address) and ends by listing the reports
 in <session>/logs/nsight/: one `dtensor_policy_worker_2:4_<PID>.nsys-rep` per policy actor, none
 for the generation actor. No GPU is needed: without one, nsel captures the window with an NVTX
@@ -58,12 +61,13 @@ class PolicyWorker:
             return {"rank": self.rank, "step": step, "loss": 1.0 / (step + len(rollouts))}
 
 
-def runtime_env(way, worker):
-    """The runtime_env that profiles `worker` when NRL_NSYS_WORKER_PATTERNS selects it ({} when
-    not): nsel's plugin, or Ray's own nsight field (with the launcher fixed by `import nsel`)."""
+def runtime_env(way, worker, rank=None):
+    """The runtime_env that profiles `worker` (of rank `rank` in its group) when
+    NRL_NSYS_WORKER_PATTERNS and NSEL_PROFILE_RANKS select it ({} when not): nsel's plugin, or
+    Ray's own nsight field (with the launcher fixed by `import nsel`)."""
     if way == "plugin":
-        return nsel.plugin_runtime_env(worker)
-    return nsel.nsight_runtime_env(worker)
+        return nsel.plugin_runtime_env(worker, rank=rank)
+    return nsel.nsight_runtime_env(worker, rank=rank)
 
 
 def main():
@@ -84,7 +88,8 @@ def main():
     generation = GenerationWorker.options(
         runtime_env=runtime_env(args.way, "vllm_generation_worker")).remote()
     policies = [
-        PolicyWorker.options(runtime_env=runtime_env(args.way, "dtensor_policy_worker")).remote(r)
+        PolicyWorker.options(
+            runtime_env=runtime_env(args.way, "dtensor_policy_worker", rank=r)).remote(r)
         for r in range(2)
     ]
     pids = ray.get([p.pid.remote() for p in policies])
@@ -95,8 +100,8 @@ def main():
     ray.shutdown()
 
     nsight = session / "logs" / "nsight"
-    selected = bool(nsel.plan("dtensor_policy_worker", probe_node=False)["profile"])
-    expected = len(pids) if selected else 0
+    expected = sum(bool(nsel.plan("dtensor_policy_worker", probe_node=False, rank=r)["profile"])
+                   for r in range(len(pids)))
     deadline = time.monotonic() + 60  # nsys writes each report once its process has ended
     while time.monotonic() < deadline and len(list(nsight.glob("*.nsys-rep"))) < expected:
         time.sleep(0.5)

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "nsel/plan.hpp"
 #include "nsel/ray_runtime_env.hpp"
@@ -65,4 +67,27 @@ TEST(RayPluginExecutable, EveryWordSurvivesTheShell) {
             "<-->\n</venv/bin/python>\n");
   EXPECT_EQ(nsel::ray_plugin_executable("nsel", "w", "/d", "python -X dev"),
             "nsel exec --worker=w --output-dir=/d -- python -X dev");
+}
+
+TEST(RayPluginExecutable, TheActorsIdentityBecomesFlagsOfExec) {
+  nsel::IdentityOverrides identity;
+  identity.rank = 3;
+  identity.local_rank = 1;
+  EXPECT_EQ(nsel::ray_plugin_executable("nsel", "w", "/d", "python", {}, identity),
+            "nsel exec --worker=w --output-dir=/d --rank=3 --local-rank=1 -- python");
+  identity = {};
+  identity.node = "node 7; $(x)";
+  EXPECT_EQ(
+      words_after_shell(nsel::ray_plugin_executable("nsel", "w", "/d", "python", {}, identity)),
+      "<nsel>\n<exec>\n<--worker=w>\n<--output-dir=/d>\n<--node=node 7; $(x)>\n<-->\n"
+      "<python>\n");
+}
+
+TEST(RayPluginExecutable, TheRankSelectionTravelsToTheWorkersNode) {
+  std::vector<std::string_view> names(std::begin(nsel::kForwardedVariables),
+                                      std::end(nsel::kForwardedVariables));
+  for (std::string_view name : {"NSEL_PROFILE_RANKS", "NSEL_PROFILE_LOCAL_RANKS",
+                                "NSEL_PROFILE_NODES", "NRL_NSYS_WORKER_PATTERNS"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
 }

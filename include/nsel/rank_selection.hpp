@@ -76,6 +76,9 @@ ProcessIdentity identify_process(
     const std::function<std::optional<std::string>(std::string_view)>& lookup,
     const IdentityOverrides& given, std::string_view host_name);
 
+// This machine's host name, as NSEL_PROFILE_NODES patterns see it ("" when unknown).
+std::string this_host_name();
+
 // "RANK, SLURM_PROCID, ...": for messages that say where nsel looked.
 std::string rank_variables_text(bool local);
 

@@ -7,6 +7,11 @@ selected):
     runtime_env = nsel.plugin_runtime_env("dtensor_policy_worker")  # nsel's plugin (recommended)
     runtime_env = nsel.nsight_runtime_env("dtensor_policy_worker")  # Ray's own `nsight` field
 
+Give each actor its rank (`rank=`, `local_rank=`) so that NSEL_PROFILE_RANKS and
+NSEL_PROFILE_LOCAL_RANKS profile only some actors of a worker group:
+
+    runtime_env = nsel.plugin_runtime_env("dtensor_policy_worker", rank=i)
+
 In a worker's training loop:
 
     for n in range(1, steps + 1):

@@ -4,9 +4,10 @@ Load it in the environment of every `ray start` (or of the driver that starts a 
 
     RAY_RUNTIME_ENV_PLUGINS='[{"class": "nsel.ray_plugin.NselPlugin"}]'
 
-and give selected actors `runtime_env=nsel.plugin_runtime_env(name)`, i.e.
-`{"nsel": {"worker": name, "env": {...}}}`. On the worker's own node the plugin starts the worker
-as `nsel exec --worker=<name> --output-dir=<session>/logs/nsight -- <the worker's interpreter>`:
+and give selected actors `runtime_env=nsel.plugin_runtime_env(name, rank=...)`, i.e.
+`{"nsel": {"worker": name, "env": {...}, "rank": N}}` (rank, local_rank and node are optional).
+On the worker's own node the plugin starts the worker as `nsel exec --worker=<name>
+--output-dir=<session>/logs/nsight [--rank=N ...] -- <the worker's interpreter>`:
 the interpreter Ray chose is kept, every value nsel adds is shell-quoted, `nsel exec` chooses the
 capture mode on that node, and its supervision finishes the report when Ray tears the worker down.
 """
@@ -59,6 +60,18 @@ class NselPlugin(RuntimeEnvPlugin):
                 f"runtime_env[{PLUGIN_FIELD!r}]['env']={env!r}: expected string values for "
                 f"{', '.join(sorted(_FORWARDED))} only"
             )
+        for key in ("rank", "local_rank"):
+            value = config.get(key)
+            if value is not None and (type(value) is not int or value < 0):
+                raise ValueError(
+                    f"runtime_env[{PLUGIN_FIELD!r}][{key!r}]={value!r}: expected a whole "
+                    "number >= 0"
+                )
+        node = config.get("node")
+        if node is not None and (not isinstance(node, str) or not node):
+            raise ValueError(
+                f"runtime_env[{PLUGIN_FIELD!r}]['node']={node!r}: expected the actor's node name"
+            )
         if runtime_env_dict.get("_nsight") or runtime_env_dict.get("nsight"):
             raise ValueError(
                 f"runtime_env has both 'nsight' and {PLUGIN_FIELD!r}: the worker would run under "
@@ -76,6 +89,13 @@ class NselPlugin(RuntimeEnvPlugin):
         output_dir = os.path.join(_session_dir(), "logs", "nsight")
         os.makedirs(output_dir, exist_ok=True)
         context.py_executable = _nsel.plugin_executable(
-            BINARY, config["worker"], output_dir, context.py_executable, environment
+            BINARY,
+            config["worker"],
+            output_dir,
+            context.py_executable,
+            environment,
+            config.get("rank"),
+            config.get("local_rank"),
+            config.get("node"),
         )
         logger.info("nsel: worker %r starts as: %s", config["worker"], context.py_executable)

@@ -16,9 +16,11 @@
 #include "nsel/gpu_probe.hpp"
 #include "nsel/nsel.h"
 #include "nsel/plan.hpp"
+#include "nsel/rank_selection.hpp"
 #include "nsel/ray_patch.hpp"
 #include "nsel/ray_runtime_env.hpp"
 #include "nsel/settings.hpp"
+#include "nsel/step.hpp"
 
 namespace nb = nanobind;
 
@@ -47,13 +49,52 @@ class Step {
   long long number_;
 };
 
+// The rank, local rank and node a caller gives (None: not given), checked as nsel checks the
+// flags of `nsel exec`, and named after the keyword arguments in messages.
+nsel::IdentityOverrides given_identity(std::optional<long long> rank,
+                                       std::optional<long long> local_rank,
+                                       std::optional<std::string> node) {
+  nsel::IdentityOverrides given;
+  given.rank_source = "the rank argument";
+  given.local_rank_source = "the local_rank argument";
+  given.node_source = "the node argument";
+  if (rank) given.rank = nsel::parse_rank(std::to_string(*rank), "rank");
+  if (local_rank) given.local_rank = nsel::parse_rank(std::to_string(*local_rank), "local_rank");
+  if (node) {
+    if (node->empty()) {
+      throw nsel::Error(nsel::bad_value("node", *node, "empty node name",
+                                        "the actor's node name as NSEL_PROFILE_NODES patterns see "
+                                        "it, for example 'node07'"));
+    }
+    given.node = node;
+  }
+  return given;
+}
+
+// Who asks for a plan. A driver plans for an actor elsewhere: its own RANK, LOCAL_RANK and host
+// name are not the actor's, so only what it gives counts. For nsel's plugin, what it does not
+// give is left to `nsel exec` on the actor's node (which sees the actor's variables and host).
+enum class Planner { this_process, driver_for_nsight, driver_for_plugin };
+
 // The plan for `worker` from this process's environment, with the capture mode of this node.
 nsel::WorkerPlan plan_here(const std::string& worker, const std::string& output_dir,
-                           bool probe_node = true) {
-  const auto settings = nsel::ProfileSettings::from_environment(environment);
+                           bool probe_node, const nsel::IdentityOverrides& given = {},
+                           Planner planner = Planner::this_process) {
+  auto settings = nsel::ProfileSettings::from_environment(environment);
   nsel::PlanRequest request;
   request.worker = worker;
   request.output_dir = output_dir;
+  if (planner == Planner::this_process) {
+    request.identity = nsel::identify_process(environment, given, nsel::this_host_name());
+  } else {
+    request.identity = nsel::identify_process(
+        [](std::string_view) { return std::optional<std::string>(); }, given, "");
+  }
+  if (planner == Planner::driver_for_plugin) {
+    if (!given.node) settings.nodes.reset();
+    if (!given.rank) settings.ranks.reset();
+    if (!given.local_rank) settings.local_ranks.reset();
+  }
   // In process: a driver or agent is multi-threaded, so no fork; it loads the driver only when
   // the capture mode is automatic and the worker is selected.
   request.node_capture = settings.capture;
@@ -76,6 +117,7 @@ nb::dict plan_to_dict(const nsel::WorkerPlan& plan) {
   out["command"] = plan.command;
   out["environment"] = plan.environment;
   out["reason"] = plan.reason;
+  out["notice"] = plan.notice;
   out["log_line"] = plan.profile ? plan.log_line() : std::string();
   return out;
 }
@@ -108,10 +150,17 @@ NB_MODULE(_nsel, m) {
       "Begins step `number` (1-based): opens capture at the window's start and closes it at its "
       "stop. Use it as `with nsel.step(n):` to also mark the step with the NVTX range 'step n'.");
   m.def(
-      "init_worker", [](const std::string& worker) { return nsel_init_worker(worker.c_str()); },
-      nb::arg("worker"),
+      "init_worker",
+      [](const std::string& worker, std::optional<long long> rank,
+         std::optional<long long> local_rank, std::optional<std::string> node) {
+        return nsel::init_worker(worker, given_identity(rank, local_rank, node));
+      },
+      nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
+      nb::arg("node") = nb::none(),
       "For a process not started by `nsel exec`: reads the selection variables and enables step "
-      "control when `worker` is selected. 1 selected, 0 not, -1 invalid settings.");
+      "control when `worker` is selected. `rank`, `local_rank` and `node` (an actor's, given by "
+      "its driver) win over RANK, LOCAL_RANK, ... and the host name. 1 selected, 0 not, -1 "
+      "invalid settings.");
   m.def("finish", &nsel_finish, nb::call_guard<nb::gil_scoped_release>(),
         "Closes an open capture window now (also done at exit).");
   m.def(
@@ -119,21 +168,48 @@ NB_MODULE(_nsel, m) {
 
   m.def(
       "plan_dict",
-      [](const std::string& worker, const std::string& output_dir, bool probe_node) {
-        return plan_to_dict(plan_here(worker, output_dir, probe_node));
+      [](const std::string& worker, const std::string& output_dir, bool probe_node,
+         std::optional<long long> rank, std::optional<long long> local_rank,
+         std::optional<std::string> node) {
+        return plan_to_dict(
+            plan_here(worker, output_dir, probe_node, given_identity(rank, local_rank, node)));
       },
       nb::arg("worker"), nb::arg("output_dir") = "", nb::arg("probe_node") = true,
+      nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
+      nb::arg("node") = nb::none(),
       "What `nsel plan --json` says about `worker`, from this process's environment.");
   m.def(
       "nsight_options",
-      [](const std::string& worker) {
-        const nsel::WorkerPlan plan = plan_here(worker, "");
+      [](const std::string& worker, std::optional<long long> rank,
+         std::optional<long long> local_rank, std::optional<std::string> node) {
+        const nsel::WorkerPlan plan = plan_here(
+            worker, "", true, given_identity(rank, local_rank, node), Planner::driver_for_nsight);
         return std::make_pair(plan_to_dict(plan), nsel::ray_nsight_options(plan));
       },
-      nb::arg("worker"));
-  m.def("plugin_executable", &nsel::ray_plugin_executable, nb::arg("nsel_binary"),
-        nb::arg("worker"), nb::arg("output_dir"), nb::arg("py_executable"),
-        nb::arg("environment") = std::vector<std::string>());
+      nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
+      nb::arg("node") = nb::none());
+  m.def(
+      "plugin_plan",
+      [](const std::string& worker, std::optional<long long> rank,
+         std::optional<long long> local_rank, std::optional<std::string> node) {
+        return plan_to_dict(plan_here(worker, "", false, given_identity(rank, local_rank, node),
+                                      Planner::driver_for_plugin));
+      },
+      nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
+      nb::arg("node") = nb::none(),
+      "The driver's part of the plugin's plan: what is not given is decided on the actor's node.");
+  m.def(
+      "plugin_executable",
+      [](std::string_view nsel_binary, std::string_view worker, std::string_view output_dir,
+         std::string_view py_executable, const std::vector<std::string>& variables,
+         std::optional<long long> rank, std::optional<long long> local_rank,
+         std::optional<std::string> node) {
+        return nsel::ray_plugin_executable(nsel_binary, worker, output_dir, py_executable,
+                                           variables, given_identity(rank, local_rank, node));
+      },
+      nb::arg("nsel_binary"), nb::arg("worker"), nb::arg("output_dir"), nb::arg("py_executable"),
+      nb::arg("environment") = std::vector<std::string>(), nb::arg("rank") = nb::none(),
+      nb::arg("local_rank") = nb::none(), nb::arg("node") = nb::none());
   m.def("shell_join", &nsel::shell_join, nb::arg("argv"));
   m.def("forwarded_variables", [] {
     std::vector<std::string> out;

@@ -4,7 +4,10 @@ saw as JSON.
 
     python ray_driver.py --address ADDR|local:TEMP_DIR --way plugin|nsight|plain --out FILE
         [--actors dtensor_policy_worker:2,vllm_generation_worker:1] [--steps 5]
-        [--teardown none|kill|exit|shutdown] [--work-ms 100]
+        [--teardown none|kill|exit|shutdown] [--work-ms 100] [--ranks]
+
+--ranks gives each actor its rank within its worker group (0, 1, ... in start order), as a driver
+of a worker group does, so that NSEL_PROFILE_RANKS picks among them.
 """
 
 import argparse
@@ -69,6 +72,7 @@ def main():
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--work-ms", type=int, default=100)
     parser.add_argument("--teardown", choices=["none", "kill", "exit", "shutdown"], default="none")
+    parser.add_argument("--ranks", action="store_true")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
@@ -82,11 +86,12 @@ def main():
     actors = []
     for spec in args.actors.split(","):
         name, _, count = spec.rpartition(":")
-        for _ in range(int(count)):
+        for rank in range(int(count)):
+            identity = {"rank": rank} if args.ranks else {}
             if args.way == "plugin":
-                runtime_env = nsel.plugin_runtime_env(name)
+                runtime_env = nsel.plugin_runtime_env(name, **identity)
             elif args.way == "nsight":
-                runtime_env = nsel.nsight_runtime_env(name)
+                runtime_env = nsel.nsight_runtime_env(name, **identity)
             else:
                 runtime_env = {}
             actors.append(Worker.options(runtime_env=runtime_env).remote(name))

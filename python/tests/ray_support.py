@@ -36,7 +36,8 @@ def base_environment():
     """This process's environment without the selection variables (each test sets its own)."""
     env = dict(os.environ)
     for name in ("NRL_NSYS_WORKER_PATTERNS", "NRL_NSYS_PROFILE_STEP_RANGE",
-                 "NRL_NSYS_EXTRA_OPTIONS", "NSEL_CAPTURE", "RAY_RUNTIME_ENV_PLUGINS",
+                 "NRL_NSYS_EXTRA_OPTIONS", "NSEL_CAPTURE", "NSEL_PROFILE_RANKS",
+                 "NSEL_PROFILE_LOCAL_RANKS", "NSEL_PROFILE_NODES", "RAY_RUNTIME_ENV_PLUGINS",
                  "RAY_ADDRESS"):
         env.pop(name, None)
     # Ray turns token authentication on for `ray start` when a token file exists in the home
@@ -143,7 +144,7 @@ class RayCluster:
         return env
 
     def run_driver(self, way, out_name, teardown="none", actors=None, env=None, timeout=300,
-                   address=None):
+                   address=None, ranks=False):
         """Runs ray_driver.py as its own job (on this cluster, or on `address`); returns (what it
         wrote, its completed process)."""
         out = self.temp_dir / f"{out_name}.json"
@@ -151,6 +152,8 @@ class RayCluster:
                 "--out", str(out), "--teardown", teardown]
         if actors:
             argv += ["--actors", actors]
+        if ranks:
+            argv.append("--ranks")
         done = subprocess.run(argv, env=env if env is not None else self.driver_environment(),
                               capture_output=True, text=True, timeout=timeout)
         result = json.loads(out.read_text()) if out.exists() else None

@@ -1,7 +1,8 @@
 """Ray's own `nsight` field after `nsel ray patch`, on a real local cluster: workers keep the
 virtual environment's interpreter, reports land in <session>/logs/nsight/ with the contract's
 names and exactly the window's steps, the unmatched worker runs bare, and hostile names and
-values are used literally."""
+values are used literally, and NSEL_PROFILE_RANKS with the ranks the driver gives profiles only
+the chosen actor of a worker group."""
 
 import json
 from pathlib import Path
@@ -77,6 +78,30 @@ def check_hostile(cluster, way):
 
 def test_hostile_names_and_values_are_used_literally(cluster):
     check_hostile(cluster, "nsight")
+
+
+def check_only_the_chosen_rank(cluster, way):
+    """Two actors of one worker group, given ranks 0 and 1 by the driver, under
+    NSEL_PROFILE_RANKS=1: rank 1 alone gets a report with the window's steps; rank 0 runs bare
+    (no nsys, no nsel exec above it). Returns rank 1's description."""
+    env = cluster.driver_environment(dict(SELECT, NSEL_PROFILE_RANKS="1"))
+    result, done = cluster.run_driver(way, f"{way}-ranks", actors="dtensor_policy_worker:2",
+                                      env=env, ranks=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    chosen, other = actor(result, "dtensor_policy_worker")[::-1]  # started as rank 0, then 1
+    assert under_nsys(chosen)
+    report = expected_report(result["session_dir"], "dtensor_policy_worker", chosen["pid"])
+    assert wait_for_report(report, nsys_pids(chosen)), sorted(report.parent.iterdir())
+    assert report_steps(report) == [2, 3]
+    assert not under_nsys(other)
+    assert not any(p["argv"][1:2] == ["exec"] for p in other["ancestry"] if p["argv"])
+    assert not list(report.parent.glob(f"*_{other['pid']}.nsys-rep"))
+    assert result["capturing"][0] == [False] * 5
+    return chosen
+
+
+def test_only_the_chosen_rank_of_a_worker_group_is_profiled(cluster):
+    check_only_the_chosen_rank(cluster, "nsight")
 
 
 @pytest.mark.parametrize("helper", ["nsight_runtime_env", "plugin_runtime_env"])

@@ -1,14 +1,16 @@
 """nsel's Ray runtime-env plugin on a real local cluster (loaded through RAY_RUNTIME_ENV_PLUGINS):
 the worker's own interpreter is kept even with another `python` first on PATH, reports land in
 <session>/logs/nsight/ with the contract's names and exactly the window's steps, the unmatched
-worker runs bare, hostile names and values are used literally, and every report is complete
-after each of Ray's teardowns, 5 times each."""
+worker runs bare, hostile names and values are used literally, the ranks the driver gives reach
+`nsel exec` so that NSEL_PROFILE_RANKS profiles only the chosen actor, and every report is
+complete after each of Ray's teardowns, 5 times each."""
 
 import pytest
 
 from ray_support import (PLUGIN_SETTING, RayCluster, actor, expected_report, nsys_pids,
                          report_steps, wait_for_report)
-from test_ray_nsight_patched import check_hostile, check_selected_and_unmatched
+from test_ray_nsight_patched import (check_hostile, check_only_the_chosen_rank,
+                                     check_selected_and_unmatched)
 
 REPETITIONS = 5
 
@@ -33,6 +35,12 @@ def test_plugin_keeps_the_interpreter_and_writes_the_reports(cluster):
 
 def test_hostile_names_and_values_are_used_literally(cluster):
     check_hostile(cluster, "plugin")
+
+
+def test_only_the_chosen_rank_of_a_worker_group_is_profiled(cluster):
+    chosen = check_only_the_chosen_rank(cluster, "plugin")
+    assert any(p["argv"][1:2] == ["exec"] and "--rank=1" in p["argv"]
+               for p in chosen["ancestry"] if p["argv"])
 
 
 @pytest.mark.parametrize("teardown", ["kill", "exit", "shutdown"])

@@ -1,7 +1,5 @@
 #include "cli/identity.hpp"
 
-#include <unistd.h>
-
 #include "cli/commands.hpp"
 #include "nsel/error.hpp"
 
@@ -45,9 +43,7 @@ ProcessIdentity identify_this_process(const IdentityFlags& flags) {
 }
 
 std::string host_name() {
-  char host[256] = {0};
-  if (gethostname(host, sizeof host - 1) != 0) return "";
-  return host;
+  return this_host_name();
 }
 
 }  // namespace nsel::cli

@@ -1,5 +1,7 @@
 #include "nsel/rank_selection.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 
 #include "nsel/error.hpp"
@@ -156,6 +158,12 @@ std::string rank_variables_text(bool local) {
     add(kRankVariables);
   }
   return out;
+}
+
+std::string this_host_name() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
 }
 
 }  // namespace nsel

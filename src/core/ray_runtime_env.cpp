@@ -23,7 +23,8 @@ std::vector<std::pair<std::string, std::string>> ray_nsight_options(const Worker
 
 std::string ray_plugin_executable(std::string_view nsel_binary, std::string_view worker,
                                   std::string_view output_dir, std::string_view py_executable,
-                                  const std::vector<std::string>& environment) {
+                                  const std::vector<std::string>& environment,
+                                  const IdentityOverrides& identity) {
   std::vector<std::string> words;
   if (!environment.empty()) {
     words.emplace_back("env");
@@ -32,9 +33,13 @@ std::string ray_plugin_executable(std::string_view nsel_binary, std::string_view
   // The NAME=value spellings keep a name that starts with '-' from reading as an option.
   for (std::string word :
        {std::string(nsel_binary), std::string("exec"), "--worker=" + std::string(worker),
-        "--output-dir=" + std::string(output_dir), std::string("--")}) {
+        "--output-dir=" + std::string(output_dir)}) {
     words.push_back(std::move(word));
   }
+  if (identity.rank) words.push_back("--rank=" + std::to_string(*identity.rank));
+  if (identity.local_rank) words.push_back("--local-rank=" + std::to_string(*identity.local_rank));
+  if (identity.node) words.push_back("--node=" + *identity.node);
+  words.emplace_back("--");
   return shell_join(words) + " " + std::string(py_executable);
 }
 

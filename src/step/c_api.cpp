@@ -72,12 +72,6 @@ __attribute__((constructor)) void init_from_launcher() {
   }
 }
 
-std::string this_host_name() {
-  char name[256] = {0};
-  if (gethostname(name, sizeof name - 1) != 0) return "";
-  return name;
-}
-
 }  // namespace
 
 int init_worker(std::string_view worker, const IdentityOverrides& identity) {
