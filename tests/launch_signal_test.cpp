@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "nsel/manifest.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -175,11 +176,19 @@ Interrupted interrupt(const fs::path& dir, int signal_number, std::chrono::milli
 // signal and none that had not begun; nothing of the run is left, no nsys agent included.
 std::string problem_with(const Interrupted& run) {
   if (run.begun.empty()) return "the program never started";
-  if (run.files.size() != 1) {
-    return std::to_string(run.files.size()) + " files instead of one report\n" + run.err;
+  // The report and its manifest, nothing else.
+  std::vector<fs::path> reports;
+  for (const fs::path& file : run.files) {
+    if (file.extension() == ".nsys-rep") reports.push_back(file);
   }
-  const fs::path report = run.files[0];
-  if (report.extension() != ".nsys-rep") return "no report but " + report.string() + "\n" + run.err;
+  if (reports.size() != 1) {
+    return std::to_string(reports.size()) + " reports instead of one\n" + run.err;
+  }
+  const fs::path report = reports[0];
+  if (run.files != std::vector<fs::path>{nsel::manifest_path_for(report), report}) {
+    return std::to_string(run.files.size()) + " files instead of the report and its manifest\n" +
+           run.err;
+  }
   long long must_hold = kWindowStart - 1;  // the last window step that surely ended in time
   for (size_t i = 0; i + 1 < run.begun.size(); ++i) {
     const Begun& step = run.begun[i];
