@@ -11,6 +11,7 @@
 
 #include "analyze/duration_stats.hpp"
 #include "nsel/error.hpp"
+#include "nsel/manifest.hpp"
 #include "nsel/report_comparison.hpp"
 #include "nsel/report_exports.hpp"
 #include "nsel/report_render.hpp"
@@ -292,7 +293,7 @@ TEST(FindReportFiles, WalksFoldersAndSkipsCachedExports) {
   fs::remove_all(dir);
 }
 
-TEST(IdentifyReport, FromTheFileNameTheSyncedLayoutAndAManifest) {
+TEST(IdentifyReport, FromTheFileNameAndTheSyncedLayout) {
   const fs::path dir = fresh_dir("identity");
   const fs::path nested = dir / "ray/node-7/session_2026-01-01_00-00-00_000000_1/logs/nsight";
   fs::create_directories(nested);
@@ -306,12 +307,102 @@ TEST(IdentifyReport, FromTheFileNameTheSyncedLayoutAndAManifest) {
   EXPECT_EQ(nsel::identify_report(dir / "worker_process_9.sqlite").label(), "worker_process/9");
   EXPECT_EQ(nsel::identify_report(dir / "other.nsys-rep").label(), "other");
 
+  fs::remove_all(dir);
+}
+
+nsel::Manifest manifest_of(const std::string& worker, const std::string& window, long long pid) {
+  nsel::Manifest m;
+  m.worker = worker;
+  m.step_window = window;
+  m.pid = pid;
+  m.host = "gpu-node-2";
+  m.state = "complete";
+  return m;
+}
+
+TEST(IdentifyReport, FromTheManifestNselExecWrote) {
+  const fs::path dir = fresh_dir("identity-manifest");
+  // A name that says nothing: everything comes from "<stem>.nsel.json".
+  nsel::Manifest m = manifest_of("dtensor_policy_worker", "2:4", 4250);
+  m.rank_variables = {{"LOCAL_RANK", "0"}, {"SLURM_PROCID", "5"}, {"RANK", "3"}};
+  nsel::write_file_atomically(dir / "profile.nsel.json", nsel::serialize_manifest(m));
+  for (const char* name : {"profile.nsys-rep", "profile.sqlite"}) {
+    const auto id = nsel::identify_report(dir / name);
+    EXPECT_EQ(id.worker, "dtensor_policy_worker") << name;
+    EXPECT_EQ(id.pid, 4250) << name;
+    EXPECT_EQ(id.rank, 3) << name;  // RANK before SLURM_PROCID
+    EXPECT_EQ(id.node, "gpu-node-2") << name;
+    ASSERT_TRUE(id.window.has_value()) << name;
+    EXPECT_EQ(id.window->text(), "2:4") << name;
+  }
+  // Without RANK, the launchers' own variables, in order; a value that is no number is skipped.
+  m.rank_variables = {{"RANK", "x"}, {"OMPI_COMM_WORLD_RANK", "7"}, {"PMI_RANK", "8"}};
+  nsel::write_file_atomically(dir / "profile.nsel.json", nsel::serialize_manifest(m));
+  EXPECT_EQ(nsel::identify_report(dir / "profile.nsys-rep").rank, 7);
+  m.rank_variables = {{"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}};
+  nsel::write_file_atomically(dir / "profile.nsel.json", nsel::serialize_manifest(m));
+  EXPECT_FALSE(nsel::identify_report(dir / "profile.nsys-rep").rank.has_value());
+
+  // Numbered reports of repeated windows share "<stem>.nsel.json"; the file name's window stays
+  // when the manifest holds several.
+  nsel::write_file_atomically(dir / "w_1_3.nsel.json",
+                              nsel::serialize_manifest(manifest_of("w", "2:4,10:12", 3)));
+  const auto numbered = nsel::identify_report(dir / "w_1_3.2.nsys-rep");
+  EXPECT_EQ(numbered.worker, "w");
+  EXPECT_EQ(numbered.pid, 3);
+  EXPECT_FALSE(numbered.window.has_value());
+
+  // The synced layout's node folder wins over the host, as in `nsel ls`.
+  const fs::path nested = dir / "ray/node-7/session_2026-01-01_00-00-00_000000_1/logs/nsight";
+  fs::create_directories(nested);
+  nsel::write_file_atomically(nested / "w_2:4_9.nsel.json",
+                              nsel::serialize_manifest(manifest_of("w", "2:4", 9)));
+  EXPECT_EQ(nsel::identify_report(nested / "w_2:4_9.nsys-rep").node, "node-7");
+
+  // An unreadable manifest, or the old provisional "<report>.json", is ignored.
+  std::ofstream(dir / "worker_process_9.nsel.json") << "{ not json";
   std::ofstream(dir / "worker_process_9.json") << R"({"rank": 3, "node": "gpu-node-2"})";
-  const auto with_manifest = nsel::identify_report(dir / "worker_process_9.nsys-rep");
-  EXPECT_EQ(with_manifest.rank, 3);
-  EXPECT_EQ(with_manifest.node, "gpu-node-2");
-  std::ofstream(dir / "worker_process_9.json") << "{ not json";
-  EXPECT_FALSE(nsel::identify_report(dir / "worker_process_9.nsys-rep").rank.has_value());
+  const auto ignored = nsel::identify_report(dir / "worker_process_9.nsys-rep");
+  EXPECT_EQ(ignored.label(), "worker_process/9");
+  EXPECT_FALSE(ignored.rank.has_value());
+  EXPECT_EQ(ignored.node, "");
+  fs::remove_all(dir);
+}
+
+TEST(FindReportFiles, ManifestsAreNeverReports) {
+  const fs::path dir = fresh_dir("find-manifests");
+  const fs::path report = dir / "w_2:4_11.nsys-rep";
+  std::ofstream(report) << "x";
+  nsel::write_file_atomically(dir / "w_2:4_11.nsel.json",
+                              nsel::serialize_manifest(manifest_of("w", "2:4", 11)));
+  EXPECT_EQ(nsel::find_report_files({dir}), std::vector<fs::path>{report});
+  try {
+    nsel::find_report_files({dir / "w_2:4_11.nsel.json"});
+    FAIL();
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "PATH='" + (dir / "w_2:4_11.nsel.json").string() +
+                  "': a manifest (.nsel.json), not a report; expected a report (.nsys-rep), an "
+                  "export (.sqlite) or a folder holding them");
+    EXPECT_EQ(e.exit_code(), 2);
+  }
+  fs::remove_all(dir);
+}
+
+// Ray's session_latest links to a session folder: its reports count once, whether the link is
+// met inside a root or given as a root beside the real folder.
+TEST(FindReportFiles, SessionLatestCountsOnce) {
+  const fs::path dir = fresh_dir("find-latest");
+  const fs::path session = dir / "session_2026-01-01_00-00-00_000000_1";
+  fs::create_directories(session / "logs/nsight");
+  const fs::path report = session / "logs/nsight/w_2:4_11.nsys-rep";
+  std::ofstream(report) << "x";
+  fs::create_directory_symlink(session.filename(), dir / "session_latest");
+  EXPECT_EQ(nsel::find_report_files({dir}), std::vector<fs::path>{report});
+  EXPECT_EQ(nsel::find_report_files({dir, dir / "session_latest"}).size(), 1u);
+  EXPECT_EQ(nsel::find_report_files({dir / "session_latest", dir}).size(), 1u);
+  EXPECT_EQ(nsel::find_report_files({dir / "session_latest"}),
+            std::vector<fs::path>{dir / "session_latest/logs/nsight/w_2:4_11.nsys-rep"});
   fs::remove_all(dir);
 }
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "nsel/error.hpp"
@@ -89,6 +90,32 @@ TEST(Plan, NvtxNodeSwitchesTheCaptureRange) {
   EXPECT_EQ(plan.options.get("env-var"), "NSYS_NVTX_PROFILER_REGISTER_ONLY=0");
   EXPECT_EQ(plan.options.get("cpuctxsw"), "none");
   EXPECT_EQ(plan.options.get("o"), "dtensor_policy_worker_2:4_%p");  // relative, as in Ray
+}
+
+// Whole-run sessions hang as NVTX-range ones do with context-switch tracing on; a value the
+// user set still wins.
+TEST(Plan, NoCaptureNodeTurnsContextSwitchTracingOff) {
+  const auto settings = ProfileSettings::from_environment(
+      env({{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}}));
+  const auto plan =
+      nsel::plan_worker(settings, {"dtensor_policy_worker", CaptureMode::none, "", {"/bin/prog"}});
+  EXPECT_EQ(plan.capture, CaptureMode::none);
+  EXPECT_FALSE(plan.options.has("capture-range"));
+  EXPECT_FALSE(plan.options.has("capture-range-end"));
+  EXPECT_EQ(plan.options.get("cpuctxsw"), "none");
+  EXPECT_NE(std::find(plan.command.begin(), plan.command.end(), "--cpuctxsw=none"),
+            plan.command.end());
+
+  const auto user = ProfileSettings::from_environment(
+      env({{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
+           {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
+           {"NRL_NSYS_EXTRA_OPTIONS", R"({"cpuctxsw": "process-tree"})"}}));
+  EXPECT_EQ(nsel::plan_worker(user, {"dtensor_policy_worker", CaptureMode::none, "", {}})
+                .options.get("cpuctxsw"),
+            "process-tree");
+  // The CUDA mode of GPU nodes keeps the contract's options.
+  EXPECT_FALSE(nsel::plan_worker(settings, {"dtensor_policy_worker", CaptureMode::cuda, "", {}})
+                   .options.has("cpuctxsw"));
 }
 
 TEST(Plan, UserCaptureRangeWinsAndTheControllerFollows) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
@@ -101,9 +102,15 @@ TEST(Doctor, TellsWhetherRaysNsightPluginIsPatched) {
   EXPECT_EQ(status(unpatched, "ray_nsight"), "problem");
   EXPECT_EQ(unpatched.exit_code, 1);
   EXPECT_NE(detail(unpatched, "ray_nsight").find("not patched"), std::string::npos);
-  EXPECT_NE(unpatched.checks.at("ray_nsight")["fix"].get<std::string>().find(
-                "f\" {context.py_executable}\""),
-            std::string::npos);
+  EXPECT_EQ(unpatched.checks.at("ray_nsight")["fix"],
+            "run 'nsel ray patch' before Ray starts: the line must end in "
+            "f\" {context.py_executable}\" instead of \" python\" (see README, \"Ray's "
+            "launcher fix\")");
+  // The README section the fix points to exists.
+  std::ifstream readme(std::string(NSEL_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(readme) << "README.md not found";
+  const std::string text{std::istreambuf_iterator<char>(readme), {}};
+  EXPECT_NE(text.find("\n### Ray's launcher fix\n"), std::string::npos);
   Doctor old_ray =
       doctor(with_ray("context.py_executable = \" \".join(self.nsys_cmd) + \" python\""), dir);
   EXPECT_EQ(status(old_ray, "ray_nsight"), "problem");

@@ -77,6 +77,22 @@ TEST(Manifest, BadTextNamesTheFile) {
   EXPECT_EQ(message("{\"nsel_manifest\": 1, \"worker\": \"w\"}"),
             "/r/x.nsel.json: missing \"state\"; expected an nsel manifest (version 1)");
   EXPECT_NE(message("{\"nsel_manifest\": 1,").find("not valid JSON"), std::string::npos);
+  // A number too large for JSON's integers (found by fuzzing), and, found beside it, a version
+  // that narrowing would turn into 1, an exit status out of int range and a variable name
+  // holding a line break.
+  EXPECT_NE(message("{\"nsel_manifest\": 1, \"pid\": 1e400}").find("not valid JSON"),
+            std::string::npos);
+  EXPECT_EQ(message("{\"nsel_manifest\": 4294967297, \"worker\": \"w\", \"state\": \"x\"}"),
+            "/r/x.nsel.json: version 4294967297 is not known to this nsel; expected an nsel "
+            "manifest (version 1)");
+  EXPECT_EQ(message("{\"nsel_manifest\": 1, \"worker\": \"w\", \"state\": \"x\", "
+                    "\"exit_status\": 18446744073709551615}"),
+            "/r/x.nsel.json: \"exit_status\" is not an exit status; expected an nsel manifest "
+            "(version 1)");
+  EXPECT_EQ(message("{\"nsel_manifest\": 1, \"worker\": \"w\", \"state\": \"x\", "
+                    "\"rank_variables\": {\"A\\nB\": 3}}"),
+            "/r/x.nsel.json: rank variable 'A\\nB' is not a string; expected an nsel manifest "
+            "(version 1)");
 }
 
 TEST(Manifest, ReportPathFollowsNsysExpansion) {

@@ -202,6 +202,26 @@ TEST_F(Reports, ExecWritesAManifestBesideTheReport) {
   EXPECT_EQ(nsel::test::files_in(f.report.parent_path()).size(), 2u);
 }
 
+// `nsel report` takes who a process was from the manifest `nsel exec` wrote: here the report's
+// own name says nothing, so worker, PID, window, node and rank all come from "<stem>.nsel.json".
+TEST_F(Reports, ReportReadsIdentityFromTheManifest) {
+  const RealFiles& f = real_files();
+  const fs::path root = make_temp_dir("report-identity");
+  place(f.report, root / "profile.nsys-rep");
+  place(f.manifest, root / "profile.nsel.json");
+  const auto r = run({kNsel, "report", "--json", "-q", root.string()}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json report = json::parse(r.out);
+  ASSERT_EQ(report["processes"].size(), 1u) << r.out;  // the manifest is not a second report
+  const json& process = report["processes"][0];
+  EXPECT_EQ(process["worker"], "dtensor_policy_worker");
+  EXPECT_EQ(process["pid"], pid_of_report(f.report));
+  EXPECT_EQ(process["step_range"], "2:4");
+  EXPECT_EQ(process["node"], host_name());
+  EXPECT_EQ(process["rank"], 1);  // RANK=1 in nsel exec's environment
+  fs::remove_all(root);
+}
+
 TEST_F(Reports, ManifestOfAWindowNeverReachedSaysMissing) {
   const RealFiles& f = real_files();
   const nsel::Manifest m =

@@ -9,6 +9,7 @@
 
 #include "nsel/command_line.hpp"
 #include "nsel/error.hpp"
+#include "nsel/manifest.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -87,13 +88,17 @@ struct HostileSelection {
 };
 
 // What a profiled worker left: its arguments, the probe variable nsys set, the report's name.
+// `nsel exec` leaves the report's manifest beside it; nsys run by itself does not.
 void expect_literal_run(const fs::path& dir, const fs::path& output_dir,
-                        const HostileSelection& selection) {
+                        const HostileSelection& selection, bool with_manifest) {
   EXPECT_FALSE(fs::exists(dir / "pwned")) << "a shell interpreted a value";
   EXPECT_EQ(split_nul(slurp(dir / "args.bin")), kHostile);
   EXPECT_EQ(slurp(dir / "probe.bin"), selection.probe);
   const auto reports = nsel::test::reports_in(output_dir);
   ASSERT_EQ(reports.size(), 1u);
+  std::vector<fs::path> expected = {reports[0]};
+  if (with_manifest) expected.insert(expected.begin(), nsel::manifest_path_for(reports[0]));
+  EXPECT_EQ(nsel::test::files_in(output_dir), expected);
   const std::string name = reports[0].filename().string();
   EXPECT_TRUE(name.starts_with(selection.worker + "_1:2_")) << name;
   EXPECT_TRUE(name.ends_with(".nsys-rep")) << name;
@@ -134,7 +139,7 @@ TEST(ShellQuoting, HostileValuesStayLiteralThroughNselExec) {
                        "' (matched pattern '*$(touch pwned)*')"),
             std::string::npos)
       << r.err;
-  expect_literal_run(dir, output_dir, selection);
+  expect_literal_run(dir, output_dir, selection, true);
   fs::remove_all(dir);
 }
 
@@ -160,7 +165,7 @@ TEST(ShellQuoting, HostileValuesStayLiteralThroughTheShellJoinedCommand) {
   const auto r = nsel::test::run({"/bin/bash", "-c", "exec " + nsel::shell_join(command)},
                                  {{"NSEL_CAPTURE", "none"}}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_literal_run(dir, output_dir, selection);
+  expect_literal_run(dir, output_dir, selection, false);
   fs::remove_all(dir);
 }
 

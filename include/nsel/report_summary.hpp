@@ -67,13 +67,14 @@ struct StepSummary {
   std::optional<long long> gpu_busy_ns;  // when the report has GPU activity
 };
 
-// Who the process was: from a manifest beside the report when there is one, else the file name.
+// Who the process was: from the file name and the synced folder layout, and from the manifest
+// `nsel exec` wrote beside the report ("<stem>.nsel.json", see manifest.hpp) when there is one.
 struct ProcessIdentity {
   std::string worker;                // "dtensor_policy_worker", or the file's stem
-  std::optional<long long> rank;     // from a manifest only
-  std::string node;                  // from a manifest or the synced folder layout
+  std::optional<long long> rank;     // the manifest's RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK...
+  std::string node;                  // the synced layout's node folder, else the manifest's host
   long long pid = 0;                 // 0 when unknown
-  std::optional<StepWindow> window;  // the window in the file name
+  std::optional<StepWindow> window;  // the manifest's single window, else the file name's
   std::string label() const;         // "dtensor_policy_worker/4250": unique per process
 };
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "nsel/error.hpp"
+#include "nsel/manifest.hpp"
 #include "nsel/report_exports.hpp"
 
 namespace nsel {
@@ -52,6 +53,12 @@ std::vector<fs::path> find_report_files(const std::vector<fs::path>& paths,
                             "a report (.nsys-rep), an export (.sqlite) or a folder holding them"));
     }
     if (!fs::is_directory(status)) {
+      // A manifest describes a report; it is never summarised as one.
+      if (path.filename().string().ends_with(kManifestSuffix)) {
+        throw Error(bad_value(source, path.string(), "a manifest (.nsel.json), not a report",
+                              "a report (.nsys-rep), an export (.sqlite) or a folder holding "
+                              "them"));
+      }
       found.push_back(path);  // named explicitly: summarised (or reported as not a report)
       continue;
     }

@@ -8,18 +8,18 @@
 #include <climits>
 #include <cmath>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <thread>
 #include <unordered_map>
 
 #include "analyze/duration_stats.hpp"
 #include "analyze/sqlite_db.hpp"
 #include "nsel/error.hpp"
+#include "nsel/manifest.hpp"
 #include "nsel/report_layout.hpp"
 #include "nsel/report_summary.hpp"
+#include "nsel/step_window.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -58,6 +58,46 @@ std::string ProcessIdentity::label() const {
   return worker + "/" + std::to_string(pid);
 }
 
+namespace {
+
+// The global rank, from the first of these variables that holds a number.
+std::optional<long long> rank_from_variables(const std::map<std::string, std::string>& variables) {
+  for (const char* name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                           "MV2_COMM_WORLD_RANK"}) {
+    const auto found = variables.find(name);
+    if (found == variables.end()) continue;
+    long long rank = 0;
+    const std::string& text = found->second;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rank);
+    if (ec == std::errc() && end == text.data() + text.size() && rank >= 0) return rank;
+  }
+  return std::nullopt;
+}
+
+std::optional<Manifest> read_manifest_beside(const fs::path& report) {
+  fs::path as_report = report;
+  if (report.extension() == ".sqlite") as_report.replace_extension(".nsys-rep");
+  std::vector<fs::path> candidates{manifest_path_for(as_report)};
+  // "<stem>.<n>.nsys-rep" -> "<stem>.nsel.json"
+  const fs::path stem = fs::path(as_report).replace_extension();
+  const std::string number = stem.extension().string();
+  if (number.size() > 1 && number.find_first_not_of("0123456789", 1) == std::string::npos) {
+    candidates.push_back(manifest_path_for(fs::path(stem).replace_extension(".nsys-rep")));
+  }
+  for (const fs::path& candidate : candidates) {
+    const std::optional<std::string> text = read_small_file(candidate);
+    if (!text) continue;
+    try {
+      return parse_manifest(*text, candidate.string());
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 ProcessIdentity identify_report(const fs::path& report) {
   ProcessIdentity id;
   std::string name = report.filename().string();
@@ -78,24 +118,21 @@ ProcessIdentity identify_report(const fs::path& report) {
       id.node = parts[i + 1];
     }
   }
-  // A manifest beside the report, when there is one, knows more (its format is provisional:
-  // only these plain keys are read, and anything unreadable is ignored).
-  for (const fs::path& manifest : {fs::path(report.string() + ".json"),
-                                   report.parent_path() / (report.stem().string() + ".json")}) {
-    std::ifstream in(manifest);
-    if (!in) continue;
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_object()) continue;
-    if (j.contains("worker") && j["worker"].is_string()) id.worker = j["worker"];
-    if (j.contains("rank") && j["rank"].is_number_integer()) id.rank = j["rank"].get<long long>();
-    for (const char* key : {"node", "hostname", "host"}) {
-      if (j.contains(key) && j[key].is_string()) {
-        id.node = j[key];
-        break;
-      }
+  // The manifest `nsel exec` wrote beside the report knows more: "<stem>.nsel.json", shared by
+  // the numbered reports "<stem>.<n>.nsys-rep" of repeated windows. An unreadable one is ignored:
+  // the report is still worth summarising.
+  if (const auto manifest = read_manifest_beside(report)) {
+    if (!manifest->worker.empty()) id.worker = manifest->worker;
+    if (manifest->pid != 0) id.pid = manifest->pid;
+    id.rank = rank_from_variables(manifest->rank_variables);
+    // A synced layout's node folder is how that tree names its nodes (as `nsel ls` does).
+    if (id.node.empty()) id.node = manifest->host;
+    try {
+      const std::vector<StepWindow> windows = parse_step_windows(manifest->step_window);
+      if (windows.size() == 1) id.window = windows.front();
+    } catch (const Error&) {
+      // A window nsel cannot read keeps the file name's.
     }
-    if (j.contains("pid") && j["pid"].is_number_integer()) id.pid = j["pid"].get<long long>();
-    break;
   }
   return id;
 }

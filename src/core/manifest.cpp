@@ -1,4 +1,5 @@
 // The manifest's text form: pure (no files, no processes), so tests and fuzzers can drive it.
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "nsel/error.hpp"
@@ -78,7 +79,7 @@ Manifest parse_manifest(std::string_view text, std::string_view source) {
   Json json;
   try {
     json = Json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number out of range
     bad_manifest(source, std::string("not valid JSON (") + e.what() + ")");
   }
   if (!json.is_object()) bad_manifest(source, "not a JSON object");
@@ -87,10 +88,11 @@ Manifest parse_manifest(std::string_view text, std::string_view source) {
     bad_manifest(source, "no \"nsel_manifest\" version");
   }
   Manifest m;
-  m.version = version->get<int>();
-  if (m.version != kManifestVersion) {
-    bad_manifest(source, "version " + std::to_string(m.version) + " is not known to this nsel");
+  // Compared before narrowing, so that no large number passes for version 1.
+  if (version->get<long long>() != kManifestVersion) {
+    bad_manifest(source, "version " + version->dump() + " is not known to this nsel");
   }
+  m.version = kManifestVersion;
   m.worker = string_field(json, "worker", source);
   m.pattern = optional_string_field(json, "pattern", source);
   if (const auto window = json.find("step_window"); window != json.end() && !window->is_null()) {
@@ -106,7 +108,9 @@ Manifest parse_manifest(std::string_view text, std::string_view source) {
   if (const auto ranks = json.find("rank_variables"); ranks != json.end() && !ranks->is_null()) {
     if (!ranks->is_object()) bad_manifest(source, "\"rank_variables\" is not an object");
     for (const auto& [name, value] : ranks->items()) {
-      if (!value.is_string()) bad_manifest(source, "rank variable " + name + " is not a string");
+      if (!value.is_string()) {
+        bad_manifest(source, "rank variable " + quote(name) + " is not a string");
+      }
       m.rank_variables[name] = value.get<std::string>();
     }
   }
@@ -120,7 +124,12 @@ Manifest parse_manifest(std::string_view text, std::string_view source) {
   m.start_time = string_field(json, "start_time", source, false);
   m.end_time = optional_string_field(json, "end_time", source);
   if (const auto status = json.find("exit_status"); status != json.end() && !status->is_null()) {
-    if (!status->is_number_integer()) bad_manifest(source, "\"exit_status\" is not a number");
+    const bool in_range = status->is_number_integer() &&
+                          status->get<long long>() >= std::numeric_limits<int>::min() &&
+                          status->get<long long>() <= std::numeric_limits<int>::max() &&
+                          !(status->is_number_unsigned() &&
+                            status->get<unsigned long long>() > std::numeric_limits<int>::max());
+    if (!in_range) bad_manifest(source, "\"exit_status\" is not an exit status");
     m.exit_status = status->get<int>();
   }
   m.report = string_field(json, "report", source, false);

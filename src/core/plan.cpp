@@ -13,15 +13,19 @@ bool is_absolute(std::string_view path) {
 // NRL_NSYS_EXTRA_OPTIONS wins, and the step controller follows it instead.
 CaptureMode apply_capture(NsysOptions& options, bool user_set_range, CaptureMode node_capture) {
   const std::string nvtx_range(kNvtxCaptureRange);
+  // With CPU context-switch tracing on, Nsight Systems 2022.4's agent can spin for good at the
+  // end of a session: after an NVTX capture range in 7 of 30 runs here (the program then waits
+  // forever; with it off, 0 of 32), and in whole-run sessions of short programs about every
+  // second time (none of 7 with it off). Context switches say little on a node without a GPU.
+  const auto no_context_switches = [&] {
+    if (!options.has("cpuctxsw")) options.set("cpuctxsw", "none");
+  };
   const auto use_nvtx = [&] {
     options.set("capture-range", "nvtx");
     if (!options.has("nvtx-capture")) options.set("nvtx-capture", nvtx_range);
     // nsys only matches registered NVTX strings unless told otherwise.
     if (!options.has("env-var")) options.set("env-var", "NSYS_NVTX_PROFILER_REGISTER_ONLY=0");
-    // With CPU context-switch tracing on, Nsight Systems 2022.4's agent spun for good after an
-    // NVTX capture range in 7 of 30 runs here (the program then waits forever); with it off,
-    // 0 of 32. Context switches say little on a node without a GPU.
-    if (!options.has("cpuctxsw")) options.set("cpuctxsw", "none");
+    no_context_switches();
   };
   if (user_set_range) {
     const std::string range = *options.get("capture-range");
@@ -39,6 +43,7 @@ CaptureMode apply_capture(NsysOptions& options, bool user_set_range, CaptureMode
     case CaptureMode::none:
       options.erase("capture-range");
       options.erase("capture-range-end");
+      no_context_switches();
       return CaptureMode::none;
     case CaptureMode::cuda:
     case CaptureMode::automatic:

@@ -170,8 +170,9 @@ void add_ray_check(const DoctorRequest& request, std::vector<DoctorCheck>& check
            "not patched: " + nsight.string() +
                " replaces the worker's interpreter with 'python' (virtualenvs, uv and conda "
                "workers run the wrong Python)",
-           "patch it before Ray starts: the line must end in f\" {context.py_executable}\" "
-           "instead of \" python\" (see README, 'The Ray launcher bug')"});
+           "run 'nsel ray patch' before Ray starts: the line must end in "
+           "f\" {context.py_executable}\" instead of \" python\" (see README, \"Ray's "
+           "launcher fix\")"});
       break;
     case RayNsightState::unknown:
       checks.push_back(
