@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyze/number_text.hpp"
 #include "nsel/error.hpp"
 #include "nsel/report_render.hpp"
 
@@ -16,15 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, round_like_sqlite(value, digits));
-  return buffer;
-}
-
-std::string ms(long long ns) {
-  return fixed(static_cast<double>(ns) / 1e6, 3);
-}
+using analyze_text::fixed;
+using analyze_text::ms;
 
 std::string percent(long long part, long long whole) {
   return whole == 0 ? "-"

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "analyze/number_text.hpp"
 #include "nsel/report_render.hpp"
 
 namespace nsel {
@@ -37,15 +38,8 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-std::string number(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, round_like_sqlite(value, digits));
-  return buffer;
-}
-
-std::string ms(long long ns) {
-  return number(static_cast<double>(ns) / 1e6, 3);
-}
+using analyze_text::fixed;
+using analyze_text::ms;
 
 // A stable, distinct-enough colour per range name.
 std::string colour(const std::string& name) {
@@ -77,9 +71,9 @@ void summary_table(std::ostringstream& out, const std::vector<SummaryRow>& rows,
   std::vector<std::vector<std::string>> cells;
   for (const SummaryRow& r : rows) {
     const DurationStats& s = r.stats;
-    cells.push_back({number(r.time_percent, 1), std::to_string(s.total), std::to_string(s.count),
-                     number(s.mean, 1), number(s.median, 1), std::to_string(s.min),
-                     std::to_string(s.max), number(s.stddev, 1), r.name});
+    cells.push_back({fixed(r.time_percent, 1), std::to_string(s.total), std::to_string(s.count),
+                     fixed(s.mean, 1), fixed(s.median, 1), std::to_string(s.min),
+                     std::to_string(s.max), fixed(s.stddev, 1), r.name});
   }
   table(out,
         {"Time (%)", "Total Time (ns)", count, "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
@@ -119,20 +113,20 @@ void timeline(std::ostringstream& out, const ReportSet& set) {
   }
   const double width = at + 20;
   const double height = kTop + kRow * static_cast<double>(set.processes.size()) + 10;
-  out << "<svg id=timeline xmlns='http://www.w3.org/2000/svg' width='" << number(width, 0)
-      << "' height='" << number(height, 0) << "' viewBox='0 0 " << number(width, 0) << " "
-      << number(height, 0) << "'>\n";
+  out << "<svg id=timeline xmlns='http://www.w3.org/2000/svg' width='" << fixed(width, 0)
+      << "' height='" << fixed(height, 0) << "' viewBox='0 0 " << fixed(width, 0) << " "
+      << fixed(height, 0) << "'>\n";
   for (std::size_t i = 0; i < c.steps.size(); ++i) {
-    out << "<line class=boundary x1='" << number(x[i], 1) << "' x2='" << number(x[i], 1) << "' y1='"
-        << kTop - 6 << "' y2='" << number(height, 0) << "'/>";
-    out << "<text class=stephead x='" << number(x[i] + w[i] / 2, 1) << "' y='" << kTop - 12
+    out << "<line class=boundary x1='" << fixed(x[i], 1) << "' x2='" << fixed(x[i], 1) << "' y1='"
+        << kTop - 6 << "' y2='" << fixed(height, 0) << "'/>";
+    out << "<text class=stephead x='" << fixed(x[i] + w[i] / 2, 1) << "' y='" << kTop - 12
         << "'>step " << c.steps[i].step << "</text>\n";
   }
   for (std::size_t p = 0; p < set.processes.size(); ++p) {
     const std::string label = set.processes[p].identity.label();
     const double y = kTop + kRow * static_cast<double>(p);
     out << "<text class=worker data-worker='" << escape(label) << "' x='" << kLabelWidth - 8
-        << "' y='" << number(y + kBar * 0.75, 1) << "'>" << escape(label) << "</text>\n";
+        << "' y='" << fixed(y + kBar * 0.75, 1) << "'>" << escape(label) << "</text>\n";
     std::map<long long, const StepSummary*> own;
     for (const StepSummary& s : set.processes[p].steps) own[s.step] = &s;
     for (std::size_t i = 0; i < c.steps.size(); ++i) {
@@ -144,9 +138,9 @@ void timeline(std::ostringstream& out, const ReportSet& set) {
           std::find(s.stragglers.begin(), s.stragglers.end(), p) != s.stragglers.end();
       out << "<g class='step" << (straggler ? " straggler" : "") << "'>";
       out << "<rect class=stepbar data-worker='" << escape(label) << "' data-step='" << s.step
-          << "' x='" << number(x[i], 2) << "' y='" << number(y, 1) << "' width='" << number(bar, 2)
+          << "' x='" << fixed(x[i], 2) << "' y='" << fixed(y, 1) << "' width='" << fixed(bar, 2)
           << "' height='" << kBar << "'><title>" << escape(label) << ", step " << s.step << ": "
-          << ms(d) << " ms (median " << number(s.median_ns / 1e6, 3) << " ms)"
+          << ms(d) << " ms (median " << fixed(s.median_ns / 1e6, 3) << " ms)"
           << (straggler ? ", straggler" : "") << "</title></rect>";
       // The step's top-level ranges, side by side in the order they first appear.
       const auto found = own.find(s.step);
@@ -154,8 +148,8 @@ void timeline(std::ostringstream& out, const ReportSet& set) {
         double sx = x[i];
         for (const RangeShare& r : found->second->shares) {
           const double rw = bar * static_cast<double>(r.ns) / static_cast<double>(d);
-          out << "<rect class=share x='" << number(sx, 2) << "' y='" << number(y + 3, 1)
-              << "' width='" << number(rw, 2) << "' height='" << kBar - 6 << "' fill='"
+          out << "<rect class=share x='" << fixed(sx, 2) << "' y='" << fixed(y + 3, 1)
+              << "' width='" << fixed(rw, 2) << "' height='" << kBar - 6 << "' fill='"
               << colour(r.range) << "'><title>" << escape(r.range) << ": " << ms(r.ns)
               << " ms</title></rect>";
           sx += rw;
@@ -228,19 +222,19 @@ std::string render_html(const ReportSet& set) {
     for (const StepAcrossWorkers& s : set.comparison.steps) {
       std::vector<std::string> row = {std::to_string(s.step)};
       for (const auto& d : s.duration_ns) row.push_back(d ? ms(*d) : "-");
-      row.push_back(number(s.median_ns / 1e6, 3));
+      row.push_back(fixed(s.median_ns / 1e6, 3));
       row.push_back(set.processes[s.slowest].identity.label());
       rows.push_back(row);
       for (std::size_t p : s.stragglers) {
         stragglers.push_back(
             {std::to_string(s.step), set.processes[p].identity.label(), ms(*s.duration_ns[p]),
-             number(s.median_ns / 1e6, 3),
-             number((static_cast<double>(*s.duration_ns[p]) / s.median_ns - 1.0) * 100.0, 1)});
+             fixed(s.median_ns / 1e6, 3),
+             fixed((static_cast<double>(*s.duration_ns[p]) / s.median_ns - 1.0) * 100.0, 1)});
       }
     }
     out << "<h3>Step time by worker</h3>\n";
     table(out, header, rows);
-    out << "<h3>Stragglers (more than " << number(set.comparison.straggler_percent, 1)
+    out << "<h3>Stragglers (more than " << fixed(set.comparison.straggler_percent, 1)
         << "% above the step's median)</h3>\n";
     if (stragglers.empty()) {
       out << "<p class=note>None.</p>\n";
@@ -263,9 +257,9 @@ std::string render_html(const ReportSet& set) {
         for (const RangeShare& r : s.shares) {
           if (!shares.empty()) shares += ", ";
           shares += r.range + " " +
-                    number(100.0 * static_cast<double>(r.ns) /
-                               static_cast<double>(std::max(1LL, s.duration_ns())),
-                           1) +
+                    fixed(100.0 * static_cast<double>(r.ns) /
+                              static_cast<double>(std::max(1LL, s.duration_ns())),
+                          1) +
                     "%";
         }
         std::vector<std::string> row = {std::to_string(s.step), ms(s.duration_ns())};
