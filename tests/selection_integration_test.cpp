@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "nsel/manifest.hpp"
 #include "nsel/rank_selection.hpp"
 #include "support.hpp"
 
@@ -133,6 +135,8 @@ struct WindowsRun {
   std::string pid;
   fs::path reports;
   std::map<std::string, std::vector<long long>> steps_by_report;
+  std::map<std::string, nsel::Manifest> manifest_by_report;  // the manifest beside each report
+  size_t files = 0;                                          // everything in the reports folder
 };
 
 WindowsRun run_windows(const std::string& label, int steps, const std::string& range) {
@@ -141,8 +145,12 @@ WindowsRun run_windows(const std::string& label, int steps, const std::string& r
   out.result = nsel::test::run(exec_argv(dir, "run", steps), policy_steps(range));
   out.pid = read_description(dir / "run.txt").at("pid");
   out.reports = dir / "reports";
+  out.files = nsel::test::files_in(out.reports).size();  // before the exports join them
   for (const std::string& name : names_in(out.reports)) {
     out.steps_by_report[name] = exported_steps(out.reports / name);
+    std::ifstream in(nsel::manifest_path_for(out.reports / name));
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    out.manifest_by_report[name] = nsel::parse_manifest(text, name);
   }
   fs::remove_all(dir);
   return out;
@@ -162,6 +170,13 @@ TEST(Windows, TwoWindowsGiveTwoReportsEachHoldingItsOwnSteps) {
                 {kPolicy + "_2:4_" + r.pid + ".nsys-rep", {2, 3}}, {second, {6, 7}}}));
   EXPECT_TRUE(
       has_line(r.result.err, "nsel: report of window 6:8: " + (r.reports / second).string()));
+  // Each window's report has its own manifest, naming its own window; the session's is gone.
+  for (const auto& [name, manifest] : r.manifest_by_report) {
+    EXPECT_EQ(fs::path(manifest.report), r.reports / name);
+    EXPECT_EQ(manifest.state, "complete");
+    EXPECT_EQ(manifest.step_window, name.substr(kPolicy.size() + 1, 3)) << name;
+  }
+  EXPECT_EQ(r.files, 4u) << "two reports, two manifests";
 }
 
 TEST(Windows, AdjacentWindowsOneOpenAtExitAndOneNeverReached) {
