@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${NSEL_ASAN_BUILD_DIR:-build-asan}
 if [ ! -f "$build_dir/build.ninja" ]; then
+  # Warnings stay errors in the normal build; here GCC 12's -Wmaybe-uninitialized misfires inside
+  # libstdc++'s <regex> under ASan, so they are only shown.
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSEL_SANITIZE=ON \
-    -DNSEL_BUILD_BENCH=OFF >/dev/null
+    -DNSEL_WERROR=OFF -DNSEL_BUILD_BENCH=OFF >/dev/null
 fi
 cmake --build "$build_dir" --parallel "$(nproc)"
 cd "$build_dir"
