@@ -260,7 +260,8 @@ std::vector<Case> exec_and_flag_cases() {
       {"PlanJsonWithValue",
        {"plan", "--json=maybe", "w"},
        kSelected,
-       "Could not convert: --json = maybe; see 'nsel plan --help'",
+       "--json='maybe': not a switch value; expected --json alone, or --json=true / --json=false; "
+       "see 'nsel plan --help'",
        ""},
       {"PlanOutputDirWithoutValue",
        {"plan", "w", "--output-dir"},
@@ -318,7 +319,9 @@ std::vector<Case> exec_and_flag_cases() {
       {"DoctorJsonWithValue",
        {"doctor", "--json=perhaps"},
        {},
-       "Could not convert: --json = perhaps; see 'nsel doctor --help'",
+       "--json='perhaps': not a switch value; expected --json alone, or --json=true / "
+       "--json=false; "
+       "see 'nsel doctor --help'",
        ""},
       // The command itself.
       {"UnknownCommand",

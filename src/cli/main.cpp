@@ -36,6 +36,29 @@ std::string self_executable() {
   return path.string();
 }
 
+namespace {
+
+// CLI11 says "Could not convert: --json = maybe"; nsel's errors quote the value and say the
+// expected form, like every other bad value.
+std::string conversion_message(const CLI::ConversionError& error, const CLI::App* command) {
+  const std::string text = error.what();
+  const std::string prefix = "Could not convert: ";
+  const std::size_t separator = text.find(" = ", prefix.size());
+  if (!text.starts_with(prefix) || separator == std::string::npos) return text;
+  const std::string name = text.substr(prefix.size(), separator - prefix.size());
+  const std::string value = text.substr(separator + 3);
+  const CLI::Option* option = command == nullptr ? nullptr : command->get_option_no_throw(name);
+  if (option != nullptr && option->get_expected_min() == 0) {
+    return nsel::bad_value(name, value, "not a switch value",
+                           name + " alone, or " + name + "=true / " + name + "=false");
+  }
+  const std::string type = option == nullptr ? "" : option->get_type_name();
+  return nsel::bad_value(name, value, "not understood",
+                         type.empty() ? "the form 'nsel --help' shows" : "a value of type " + type);
+}
+
+}  // namespace
+
 }  // namespace nsel::cli
 
 int main(int argc, char** argv) {
@@ -101,17 +124,25 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
-    for (char& c : message) {
-      if (c == '\n') c = ' ';
-    }
     // Point at the help of the subcommand the user was typing, when there is one.
     std::string help = "nsel --help";
+    const CLI::App* command = nullptr;
     const auto named = std::find_if(front.begin(), front.end(), [&](const std::string& word) {
       return std::any_of(actions.begin(), actions.end(),
                          [&](const auto& entry) { return entry.first->get_name() == word; });
     });
-    if (named != front.end()) help = "nsel " + *named + " --help";
+    if (named != front.end()) {
+      help = "nsel " + *named + " --help";
+      for (const auto& entry : actions) {
+        if (entry.first->get_name() == *named) command = entry.first;
+      }
+    }
+    const auto* conversion = dynamic_cast<const CLI::ConversionError*>(&e);
+    std::string message =
+        conversion != nullptr ? nsel::cli::conversion_message(*conversion, command) : e.what();
+    for (char& c : message) {
+      if (c == '\n') c = ' ';
+    }
     // A first word that names no command: say so, rather than "A subcommand is required".
     if (named == front.end() && !front.empty() && !front.front().starts_with("-")) {
       message = "unknown command " + nsel::quote(front.front()) + "; expected a command that " +
