@@ -370,6 +370,7 @@ class Mirror {
 
   // Visits every folder with up to `threads` threads, reporting progress from this one.
   void run(size_t threads, SteadyClock::time_point started) {
+    if (tasks_.empty()) return;  // a watched pass with nothing changed: no threads to start
     std::vector<std::thread> workers;
     for (size_t i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
     {
