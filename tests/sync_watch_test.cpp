@@ -298,6 +298,24 @@ TEST(SyncWatch, TooFewWatchesFallBackToFullPassesAndSaySoOnce) {
   fs::remove_all(t.work);
 }
 
+TEST(SyncWatch, NoWatchesMeansEveryPassIsFullAndNothingToSay) {
+  const Tree t = make_tree("watch-none", 2);
+  RunningSync sync(t, {"--every", "0.1", "--max-watches", "0", "--quiet"});
+  ASSERT_TRUE(sync.wait_passes(1));
+  const fs::path fresh = t.logs() / "worker-0" / "late.out";
+  spit(fresh, "written after the first pass\n");
+  ASSERT_TRUE(sync.wait_until([&] { return copied(t, fresh); }));
+  spit(t.log_dir / "ENDED", "");
+  const auto result = sync.finish();
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.err, "");
+  const std::vector<json> passes = sync.passes();
+  ASSERT_GE(passes.size(), 2u);
+  for (const json& pass : passes) EXPECT_TRUE(pass["full"].get<bool>()) << pass.dump();
+  expect_all_copied(t);
+  fs::remove_all(t.work);
+}
+
 TEST(SyncWatch, BadFullPassOrWatchSettingsAreRejectedWithOneLine) {
   const auto full = nsel::test::run(
       {kNsel, "sync", "--src", "/tmp", "--dest", "/tmp/x", "--every", "1", "--full-every", "-1"},

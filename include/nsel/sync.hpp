@@ -15,8 +15,8 @@
 // that look at every file still come: the first, the last (begun with LOG_DIR/ENDED present),
 // one at least every `full_every`, and every pass once watching fails (too many folders,
 // inotify unavailable) or events are lost (the kernel's queue overflowed). The kernel reports no
-// writes through a shared memory map, nor through a hard link in an unwatched folder: those
-// reach the copy in the next full pass.
+// writes through a shared memory map, nor through a hard link in an unwatched folder, nor those
+// another machine makes on a network file system: those reach the copy in the next full pass.
 #pragma once
 
 #include <chrono>
