@@ -76,19 +76,28 @@ print(f"no-change pass, {count} files, one-shot:  nsel sync {n:.3f} s   rsync -a
       f"rsync/nsel = {r / n:.2f}x (median of 5)   "
       f"[floor: find -printf stats each source file once: {f:.3f} s, rsync/floor = {r / f:.2f}x]")
 
-# The resident loop on the same tree: passes every 0.3 s with nothing changing, then ENDED.
+# The resident loop on the same tree: passes every 0.3 s, 20 with nothing changing, then 10
+# with one log growing by a line before each, then ENDED.
 loop = subprocess.Popen(sync_argv(src, nsel_dest) + ["--every", "0.3", "--json"],
                         stdout=subprocess.PIPE, text=True)
 passes = []
+growing = os.path.join(src, session_name(0), "logs", "worker-000", "log-0000.out")
 for line in loop.stdout:
     passes.append(json.loads(line))
-    if len(passes) == 21:
+    if 21 <= len(passes) < 31:
+        with open(growing, "a") as out:
+            out.write("one more line\n")
+    elif len(passes) == 31:
         open(os.path.join(nsel_dest, "ENDED"), "w").close()
 loop.wait()
 assert loop.returncode == 0 and passes[-1]["ended"], passes[-1]
-assert all(p["copied"] == 0 for p in passes), "a no-change loop copied something"
-watched = [p["seconds"] for p in passes if not p["full"]]
+quiet = passes[:21]
+busy = [p for p in passes[21:] if p["copied"] == 1 and not p["full"]]
+assert all(p["copied"] == 0 for p in quiet), "a no-change loop copied something"
+assert len(busy) >= 5, passes[21:]
+watched = [p["seconds"] for p in quiet if not p["full"]]
 full = [p["seconds"] for p in passes if p["full"]]
+grown = statistics.median(p["seconds"] for p in busy)
 assert len(watched) >= 10, passes
 w, fp = statistics.median(watched), statistics.median(full)
 # With one full pass every --full-every (600 s) and a pass every BENCH_EVERY seconds.
@@ -101,6 +110,8 @@ print(f"   its full passes (first, and last after ENDED): "
       f"{', '.join(f'{x:.3f}' for x in full)} s, rsync/full = {r / fp:.2f}x;  "
       f"averaged with one full pass per 600 s (--full-every) at --every {every:g}: "
       f"{average * 1000:.1f} ms a pass, rsync/nsel = {r / average:.1f}x")
+print(f"   a watched pass copying the one log that grew: {grown * 1000:.2f} ms "
+      f"(median of {len(busy)}), rsync/nsel = {r / grown:.0f}x")
 shutil.rmtree(src); shutil.rmtree(nsel_dest); shutil.rmtree(rsync_dest)
 
 # 2. First copy of ~2 GB: big reports, medium files and many small logs.

@@ -208,6 +208,12 @@ TEST(SyncWatch, LaterPassesLookOnlyAtWhatChanged) {
   EXPECT_TRUE(passes.back()["ended"].get<bool>());
   EXPECT_EQ(passes.back()["files"], 30 + 1 + 2 + 2 + 2 + 1);
   expect_all_copied(t);
+  // What the loop learnt was written down: a later one-shot sync finds nothing to copy.
+  const auto again = nsel::test::run(
+      {kNsel, "sync", "--head", "--json", "--src", t.src.string(), "--dest", t.log_dir.string()},
+      {});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(json::parse(again.out)["copied"], 0) << again.out;
   fs::remove_all(t.work);
 }
 

@@ -207,10 +207,9 @@ class SyncState {
     }
   }
 
-  // Takes in what the pass found, and writes it only when something changed, under a
-  // temporary name. Entries of files gone from the source stay: they are never looked up again
-  // unless the same file comes back.
-  void save(int dir_fd) {
+  // Takes in what the pass found. Entries of files gone from the source stay: they are never
+  // looked up again unless the same file comes back.
+  void take_in() {
     if (updates_.empty()) return;
     for (Batch& batch : updates_) {
       Folder& folder = folders_[batch.folder];
@@ -218,6 +217,15 @@ class SyncState {
       for (auto& [name, times] : batch.files) folder.files[name] = times;
     }
     updates_.clear();
+    unsaved_ = true;
+  }
+
+  // Takes in what the pass found and writes the whole state when something changed since it was
+  // last written, under a temporary name.
+  void save(int dir_fd) {
+    take_in();
+    if (!unsaved_) return;
+    unsaved_ = false;
     std::string text = "nsel-sync-state 1\n";
     for (const auto& [path, folder] : folders_) {
       if (folder.times) append_line(text, 'D', *folder.times, path, "");
@@ -295,6 +303,7 @@ class SyncState {
 
   std::unordered_map<std::string, Folder> folders_;
   std::vector<Batch> updates_;
+  bool unsaved_ = false;
   std::mutex mutex_;
 };
 
@@ -369,7 +378,9 @@ class Mirror {
   }
 
   // Visits every folder with up to `threads` threads, reporting progress from this one.
-  void run(size_t threads, SteadyClock::time_point started) {
+  // `save_state` false: what the pass found is kept in memory only, and written by a later
+  // pass (a state older than the copies only costs time, never a copy).
+  void run(size_t threads, SteadyClock::time_point started, bool save_state = true) {
     if (tasks_.empty()) return;  // a watched pass with nothing changed: no threads to start
     std::vector<std::thread> workers;
     for (size_t i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
@@ -391,6 +402,10 @@ class Mirror {
     ready_.notify_all();
     for (std::thread& worker : workers) worker.join();
     for (MirrorRoot* root : roots_) {
+      if (!save_state) {
+        root->state.take_in();
+        continue;
+      }
       UniqueFd dst(::open(root->destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (dst.fd < 0) continue;
       root->state.save(dst.fd);
@@ -750,7 +765,9 @@ class ResidentSync {
                            std::vector<std::string>(changed.names.begin(), changed.names.end()));
       }
     }
-    mirror.run(kMirrorThreads, started);
+    // The state is written by full passes only: a watched pass with a growing log to copy
+    // should not rewrite the state of every file (the last pass is full).
+    mirror.run(kMirrorThreads, started, full);
     if (full) last_full_ = started;
     if (watch_ && !watch_->active() && !told_unwatched_) {
       notice("watching folders for changes stopped (" + watch_->why() +
