@@ -55,8 +55,9 @@ bool FolderWatch::add(const WatchedFolder& folder) {
   if (failed_) return false;
   const int wd = ::inotify_add_watch(fd_, folder.source.c_str(), kEvents);
   if (wd < 0) {
-    // Gone or replaced meanwhile: nothing to watch there, and nothing to copy either.
-    if (errno == ENOENT || errno == ENOTDIR) return true;
+    // Gone, replaced or unreadable: nothing to watch there, and nothing a pass could copy
+    // either (a full pass looks again).
+    if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) return true;
     give_up("cannot watch " + folder.source.string() + ": " + std::strerror(errno) +
             (errno == ENOSPC ? " (the limit is fs.inotify.max_user_watches)" : ""));
     return false;
