@@ -125,12 +125,11 @@ Action add_sync(CLI::App& app) {
                    settings.every.count() > 0 ? " (until ENDED)" : "");
     }
     SyncObserver observer;
-    observer.problem = [](const std::string& message) {
+    const auto say = [](const std::string& message) {
       std::fprintf(stderr, "nsel sync: %s\n", message.c_str());
     };
-    observer.notice = [](const std::string& message) {
-      std::fprintf(stderr, "nsel sync: %s\n", message.c_str());
-    };
+    observer.problem = say;
+    observer.notice = say;
     const bool quiet = options->quiet;
     const bool json = options->json;
     observer.progress = [quiet, json](const PassStats& stats, bool final) {
