@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "nsel/error.hpp"
@@ -17,7 +18,10 @@ struct SyncOptions {
   std::string dest;
   std::string every;
   std::string node;
+  std::string full_every;
+  std::string max_watches;
   bool head = false;
+  bool json = false;
   bool node_ip = false;
   bool quiet = false;
 };
@@ -31,6 +35,23 @@ std::string describe(const PassStats& stats) {
                 size_text(stats.bytes_copied).c_str(),
                 static_cast<unsigned long long>(stats.failed), seconds);
   return text;
+}
+
+// One line per finished pass, for machines (the benchmark reads the passes' durations).
+std::string json_line(const PassStats& stats) {
+  const nlohmann::json line = {
+      {"pass", stats.number},
+      {"full", stats.full},
+      {"sessions", stats.sessions},
+      {"folders", stats.folders},
+      {"files", stats.files},
+      {"copied", stats.copied},
+      {"bytes_copied", stats.bytes_copied},
+      {"failed", stats.failed},
+      {"seconds", std::chrono::duration<double>(stats.elapsed).count()},
+      {"ended", stats.saw_ended},
+  };
+  return line.dump();
 }
 
 }  // namespace
@@ -47,19 +68,33 @@ Action add_sync(CLI::App& app) {
       "under a real name; nothing at the destination is deleted or truncated. A report still\n"
       "being written is copied again once it changes. Repeats every --every seconds and stops\n"
       "after the first full pass that finds LOG_DIR/ENDED (without --every: one pass).\n"
+      "Between passes it watches every source folder (inotify), and a pass looks only at what\n"
+      "changed; a pass looks at every file when it is the first or the last (ENDED), at least\n"
+      "every --full-every seconds (writes through a shared memory map or a hard link elsewhere\n"
+      "raise no event), and always once watching fails (then said once on stderr).\n"
       "Defaults: LOG_DIR=$BASE_LOG_DIR/$SLURM_JOB_ID-logs ($SLURM_JOB_ID-restart<N>-logs when\n"
       "SLURM_RESTART_COUNT=N>0); --every from RAY_LOG_SYNC_FREQUENCY; the head is the node\n"
       "with SLURM_NODEID=0 (or none), the others use their host name.\n"
-      "Usage: nsel sync [--src DIR] [--dest LOG_DIR] [--every SECONDS] [--head|--node NAME|"
-      "--node-ip]");
+      "Usage: nsel sync [--src DIR] [--dest LOG_DIR] [--every SECONDS [--full-every SECONDS]\n"
+      "       [--max-watches N]] [--head|--node NAME|--node-ip] [--json] [--quiet]");
   sync->add_option("--src", options->source, "the Ray temp folder (default /tmp/ray)");
   sync->add_option("--dest", options->dest, "the job's log folder LOG_DIR");
   sync->add_option("--every", options->every,
                    "seconds between passes (default: RAY_LOG_SYNC_FREQUENCY; unset: one pass)");
+  sync->add_option("--full-every", options->full_every,
+                   "with --every: the most seconds between passes that look at every file\n"
+                   "(default 600; 0: every pass does)");
+  sync->add_option("--max-watches", options->max_watches,
+                   "with --every: the most source folders to watch for changes (default: as\n"
+                   "many as fs.inotify.max_user_watches allows; 0: none, every pass is full)");
   sync->add_option("--node", options->node, "this node's folder name (default: its host name)");
   sync->add_flag("--head", options->head, "this is the head node: no node folder");
   sync->add_flag("--node-ip", options->node_ip, "name this node's folder by its IP address");
-  sync->add_flag("--quiet", options->quiet, "no progress lines, only problems");
+  sync->add_flag("--quiet", options->quiet,
+                 "no progress lines, only problems and changes of method");
+  sync->add_flag("--json", options->json,
+                 "one JSON line per finished pass on stdout: pass, full, sessions, folders,\n"
+                 "files, copied, bytes_copied, failed, seconds, ended");
 
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel sync takes no PROGRAM; see 'nsel sync --help'");
@@ -68,6 +103,8 @@ Action add_sync(CLI::App& app) {
     if (!options->dest.empty()) request.dest = options->dest;
     if (!options->every.empty()) request.every = options->every;
     if (!options->node.empty()) request.node = options->node;
+    if (!options->full_every.empty()) request.full_every = options->full_every;
+    if (!options->max_watches.empty()) request.max_watches = options->max_watches;
     if (options->node_ip) {
       if (options->head || request.node) {
         throw Error("--node-ip names the node's folder: use it without --head and --node");
@@ -88,18 +125,28 @@ Action add_sync(CLI::App& app) {
                    settings.every.count() > 0 ? " (until ENDED)" : "");
     }
     SyncObserver observer;
-    observer.problem = [](const std::string& message) {
+    const auto say = [](const std::string& message) {
       std::fprintf(stderr, "nsel sync: %s\n", message.c_str());
     };
+    observer.problem = say;
+    observer.notice = say;
     const bool quiet = options->quiet;
-    observer.progress = [quiet](const PassStats& stats, bool final) {
+    const bool json = options->json;
+    observer.progress = [quiet, json](const PassStats& stats, bool final) {
+      if (final && json) {
+        std::printf("%s\n", json_line(stats).c_str());
+        std::fflush(stdout);
+      }
       // Progress only on passes that take a while, and every pass that copied something.
       if (quiet && !(final && stats.failed > 0)) return;
       if (final && stats.copied == 0 && stats.failed == 0 &&
           stats.elapsed < std::chrono::seconds(2)) {
         return;
       }
-      std::fprintf(stderr, "nsel sync: %s%s%s\n", final ? "pass done: " : "",
+      std::fprintf(stderr, "nsel sync: %s%s%s\n",
+                   !final       ? ""
+                   : stats.full ? "pass done: "
+                                : "pass done (only what changed): ",
                    describe(stats).c_str(),
                    final && stats.saw_ended ? "; ENDED seen, stopping" : "");
     };

@@ -19,10 +19,14 @@
 
 #include "nsel/error.hpp"
 #include "nsel/sync.hpp"
+#include "sync/folder_watch.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
 using SteadyClock = std::chrono::steady_clock;
+using sync_detail::FolderChanges;
+using sync_detail::FolderWatch;
+using sync_detail::WatchedFolder;
 
 fs::path slurm_log_dir(std::string_view base_log_dir, std::string_view job_id,
                        std::string_view restart_count) {
@@ -83,6 +87,28 @@ SyncSettings resolve_sync_settings(const SyncRequest& request, const SyncEnvLook
     }
     settings.every = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
     if (settings.every.count() == 0) settings.every = std::chrono::milliseconds(1);
+  }
+  if (request.full_every) {
+    double seconds = 0;
+    const std::string& text = *request.full_every;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0) ||
+        seconds > 86400.0 * 365) {
+      throw Error(bad_value("--full-every", text, "not a number of seconds",
+                            "the most seconds between passes that look at every file, e.g. "
+                            "'600'; '0': every pass does"));
+    }
+    settings.full_every = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
+  }
+  if (request.max_watches) {
+    std::size_t count = 0;
+    const std::string& text = *request.max_watches;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+      throw Error(bad_value("--max-watches", text, "not a whole number",
+                            "the most folders to watch for changes, e.g. '10000'; '0': none"));
+    }
+    settings.max_watches = count;
   }
   if (request.head && request.node) {
     throw Error(bad_value("--node", *request.node, "given together with --head",
@@ -181,15 +207,25 @@ class SyncState {
     }
   }
 
-  // Written only when something changed, under a temporary name. Entries of files gone from
-  // the source stay: they are never looked up again unless the same file comes back.
-  void save(int dir_fd) {
+  // Takes in what the pass found. Entries of files gone from the source stay: they are never
+  // looked up again unless the same file comes back.
+  void take_in() {
     if (updates_.empty()) return;
     for (Batch& batch : updates_) {
       Folder& folder = folders_[batch.folder];
       if (batch.folder_times) folder.times = batch.folder_times;
       for (auto& [name, times] : batch.files) folder.files[name] = times;
     }
+    updates_.clear();
+    unsaved_ = true;
+  }
+
+  // Takes in what the pass found and writes the whole state when something changed since it was
+  // last written, under a temporary name.
+  void save(int dir_fd) {
+    take_in();
+    if (!unsaved_) return;
+    unsaved_ = false;
     std::string text = "nsel-sync-state 1\n";
     for (const auto& [path, folder] : folders_) {
       if (folder.times) append_line(text, 'D', *folder.times, path, "");
@@ -267,6 +303,7 @@ class SyncState {
 
   std::unordered_map<std::string, Folder> folders_;
   std::vector<Batch> updates_;
+  bool unsaved_ = false;
   std::mutex mutex_;
 };
 
@@ -277,12 +314,14 @@ SyncState::Times times_of(const struct stat& st) {
 
 // Counts shared by the threads of one pass; the thread that started the pass reports them.
 struct Counters {
+  std::atomic<std::uint64_t> folders{0};
   std::atomic<std::uint64_t> files{0};
   std::atomic<std::uint64_t> copied{0};
   std::atomic<std::uint64_t> bytes_copied{0};
   std::atomic<std::uint64_t> failed{0};
 
   void add_to(PassStats& stats) const {
+    stats.folders += folders.load();
     stats.files += files.load();
     stats.copied += copied.load();
     stats.bytes_copied += bytes_copied.load();
@@ -290,10 +329,14 @@ struct Counters {
   }
 };
 
-// One mirrored folder (a session's logs) and what its previous pass left.
+// One mirrored folder (a session's logs) and what its previous pass left. A resident sync
+// keeps it from pass to pass.
 struct MirrorRoot {
+  std::size_t number = 0;  // its place among the roots a sync keeps
   fs::path destination;
   SyncState state;
+  bool loaded = false;   // its state was read from the destination
+  bool watched = false;  // every folder in it was watched when last visited in full
 };
 
 // One folder to visit: every file in it is compared (and copied), every subfolder becomes a
@@ -303,30 +346,42 @@ struct FolderTask {
   fs::path source;
   fs::path destination;
   std::string relative;  // below the mirrored folder: "" or ending in '/'
+  // Set: look only at these entries (what the kernel said changed), not the whole listing.
+  std::optional<std::vector<std::string>> only;
 };
 
 class Mirror {
  public:
-  Mirror(const SyncObserver& observer, Counters& counters)
-      : observer_(observer), stats_(counters) {}
+  // `watch`, when given, is told of every folder a full visit lists, before it lists it.
+  Mirror(const SyncObserver& observer, Counters& counters, FolderWatch* watch = nullptr)
+      : observer_(observer), stats_(counters), watch_(watch) {}
 
-  void add_root(const fs::path& source, const fs::path& destination) {
+  // Visits every folder of `root`, mirroring `source` into root.destination.
+  void add_root(MirrorRoot& root, const fs::path& source) {
     std::error_code ec;
     if (!fs::is_directory(source, ec)) return;  // a session removed meanwhile
-    fs::create_directories(destination, ec);
-    UniqueFd dst(::open(destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    fs::create_directories(root.destination, ec);
+    UniqueFd dst(::open(root.destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dst.fd < 0) {
-      problem("cannot create " + destination.string() + ": " + std::strerror(errno));
+      problem("cannot create " + root.destination.string() + ": " + std::strerror(errno));
       return;
     }
     SyncState::prepare(dst.fd);
-    roots_.push_back(std::make_unique<MirrorRoot>());
-    roots_.back()->destination = destination;
-    push({roots_.back().get(), source, destination, ""});
+    roots_.push_back(&root);
+    push({&root, source, root.destination, "", std::nullopt});
+  }
+
+  // Looks again at the entries `names` of one folder of `root` (visited in full before).
+  void add_changed(MirrorRoot& root, const WatchedFolder& folder, std::vector<std::string> names) {
+    if (std::find(roots_.begin(), roots_.end(), &root) == roots_.end()) roots_.push_back(&root);
+    push({&root, folder.source, folder.destination, folder.relative, std::move(names)});
   }
 
   // Visits every folder with up to `threads` threads, reporting progress from this one.
-  void run(size_t threads, SteadyClock::time_point started) {
+  // `save_state` false: what the pass found is kept in memory only, and written by a later
+  // pass (a state older than the copies only costs time, never a copy).
+  void run(size_t threads, SteadyClock::time_point started, bool save_state = true) {
+    if (tasks_.empty()) return;  // a watched pass with nothing changed: no threads to start
     std::vector<std::thread> workers;
     for (size_t i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
     {
@@ -346,7 +401,11 @@ class Mirror {
     }
     ready_.notify_all();
     for (std::thread& worker : workers) worker.join();
-    for (const auto& root : roots_) {
+    for (MirrorRoot* root : roots_) {
+      if (!save_state) {
+        root->state.take_in();
+        continue;
+      }
       UniqueFd dst(::open(root->destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (dst.fd < 0) continue;
       root->state.save(dst.fd);
@@ -391,6 +450,10 @@ class Mirror {
   }
 
   void visit(const FolderTask& task) {
+    // Watched before it is listed: whatever changes after the listing raises an event.
+    if (watch_ != nullptr && !task.only) {
+      watch_->add({task.root->number, task.source, task.destination, task.relative});
+    }
     UniqueFd src(::open(task.source.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (src.fd < 0) return;  // removed meanwhile
     UniqueFd dst(::open(task.destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -398,19 +461,27 @@ class Mirror {
       problem("cannot open " + task.destination.string() + ": " + std::strerror(errno));
       return;
     }
-    DIR* listing = ::fdopendir(::dup(src.fd));
-    if (listing == nullptr) return;
+    ++stats_.folders;
     std::vector<std::pair<std::string, unsigned char>> entries;
-    while (const dirent* d = ::readdir(listing)) {
-      const std::string_view name = d->d_name;
-      if (name == "." || name == "..") continue;
-      entries.emplace_back(std::string(name), d->d_type);
+    if (task.only) {
+      for (const std::string& name : *task.only) entries.emplace_back(name, DT_UNKNOWN);
+    } else {
+      DIR* listing = ::fdopendir(::dup(src.fd));
+      if (listing == nullptr) return;
+      while (const dirent* d = ::readdir(listing)) {
+        const std::string_view name = d->d_name;
+        if (name == "." || name == "..") continue;
+        entries.emplace_back(std::string(name), d->d_type);
+      }
+      ::closedir(listing);
     }
-    ::closedir(listing);
     SyncState& state = task.root->state;
-    // The mirrored folder's own visit reads its state (in parallel with other sessions'); its
+    // The mirrored folder's first visit reads its state (in parallel with other sessions'); its
     // subfolders are queued only by this visit, so none is visited before.
-    if (task.relative.empty()) state.load(dst.fd);
+    if (task.relative.empty() && !task.root->loaded) {
+      state.load(dst.fd);
+      task.root->loaded = true;
+    }
     const SyncState::Folder* known = state.folder(task.relative);
     SyncState::Batch batch;
     batch.folder = task.relative;
@@ -435,7 +506,8 @@ class Mirror {
                   std::strerror(errno));
           continue;
         }
-        push({task.root, task.source / name, task.destination / name, task.relative + name + "/"});
+        push({task.root, task.source / name, task.destination / name, task.relative + name + "/",
+              std::nullopt});
       } else if (type == DT_REG) {
         if (name.ends_with(kPartialSuffix)) continue;  // never copy a copy in progress
         ++stats_.files;
@@ -571,7 +643,8 @@ class Mirror {
 
   const SyncObserver& observer_;
   Counters& stats_;
-  std::vector<std::unique_ptr<MirrorRoot>> roots_;
+  FolderWatch* watch_;
+  std::vector<MirrorRoot*> roots_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::condition_variable idle_;
@@ -596,9 +669,14 @@ constexpr size_t kMirrorThreads = 8;
 
 PassStats run_jobs(const std::vector<MirrorJob>& jobs, const SyncObserver& observer) {
   const auto started = SteadyClock::now();
+  std::vector<std::unique_ptr<MirrorRoot>> roots;
   Counters counters;
   Mirror mirror(observer, counters);
-  for (const MirrorJob& job : jobs) mirror.add_root(job.source, job.destination);
+  for (const MirrorJob& job : jobs) {
+    roots.push_back(std::make_unique<MirrorRoot>());
+    roots.back()->destination = job.destination;
+    mirror.add_root(*roots.back(), job.source);
+  }
   mirror.run(kMirrorThreads, started);
   PassStats stats;
   counters.add_to(stats);
@@ -607,18 +685,9 @@ PassStats run_jobs(const std::vector<MirrorJob>& jobs, const SyncObserver& obser
   return stats;
 }
 
-}  // namespace
-
-PassStats mirror_folder(const fs::path& source, const fs::path& destination,
-                        const SyncObserver& observer) {
-  PassStats stats = run_jobs({{source, destination}}, observer);
-  if (observer.progress) observer.progress(stats, true);
-  return stats;
-}
-
-PassStats sync_pass(const SyncSettings& settings, const SyncObserver& observer) {
+// Each session's logs folder now at the source, and where it goes.
+std::vector<MirrorJob> session_jobs(const SyncSettings& settings) {
   std::error_code ec;
-  const bool saw_ended = fs::exists(settings.log_dir / kEndedFile, ec);
   fs::path target = settings.log_dir / "ray";
   if (!settings.node.empty()) target /= settings.node;
   std::vector<std::string> sessions;
@@ -635,19 +704,148 @@ PassStats sync_pass(const SyncSettings& settings, const SyncObserver& observer) 
     const fs::path logs = settings.source / session / "logs";
     if (fs::is_directory(logs, ec)) jobs.push_back({logs, target / session / "logs"});
   }
-  PassStats stats = run_jobs(jobs, observer);
+  return jobs;
+}
+
+bool ended(const SyncSettings& settings) {
+  std::error_code ec;
+  return fs::exists(settings.log_dir / kEndedFile, ec);
+}
+
+// The sync of `--every`: keeps what it learnt (each session's state, a watch on every source
+// folder) from pass to pass, so that a pass after the first looks only at what the kernel said
+// changed. A pass is full (looks at every file) when it is the first, when LOG_DIR/ENDED is
+// there (the last pass), when `full_every` has passed since the last full one, and whenever
+// watching failed or events were lost.
+class ResidentSync {
+ public:
+  ResidentSync(const SyncSettings& settings, const SyncObserver& observer)
+      : settings_(settings), observer_(observer) {
+    if (!settings.max_watches || *settings.max_watches > 0) {
+      watch_ = std::make_unique<FolderWatch>(settings.max_watches);
+    }
+  }
+
+  PassStats pass() {
+    const auto started = SteadyClock::now();
+    const bool saw_ended = ended(settings_);
+    FolderChanges changes;
+    if (watch_) changes = watch_->take();
+    const bool watching = watch_ && watch_->active();
+    if (changes.lost && !told_lost_) {
+      notice(
+          "some changes may have gone unseen (the kernel's event queue overflowed or a "
+          "watched folder moved): this pass looks at every file");
+      told_lost_ = true;
+    }
+    const bool full = !watching || changes.lost || saw_ended || passes_ == 0 ||
+                      started - last_full_ >= settings_.full_every;
+    for (const std::size_t gone : changes.roots_gone) roots_[gone]->watched = false;
+
+    const std::vector<MirrorJob> jobs = session_jobs(settings_);
+    Counters counters;
+    Mirror mirror(observer_, counters, watching ? watch_.get() : nullptr);
+    // Indexed by root number; a root made in this pass is numbered below this size.
+    std::vector<bool> in_full(roots_.size() + jobs.size(), false);
+    std::vector<bool> present(in_full.size(), false);
+    for (const MirrorJob& job : jobs) {
+      MirrorRoot& root = root_for(job.destination);
+      present[root.number] = true;
+      if (full || !root.watched) {
+        mirror.add_root(root, job.source);
+        root.watched = watching;
+        in_full[root.number] = true;
+      }
+    }
+    if (!full) {
+      for (FolderChanges::Folder& changed : changes.folders) {
+        const std::size_t root = changed.folder.root;
+        if (root >= present.size() || !present[root] || in_full[root]) continue;
+        mirror.add_changed(*roots_[root], changed.folder,
+                           std::vector<std::string>(changed.names.begin(), changed.names.end()));
+      }
+    }
+    // The state is written by full passes only: a watched pass with a growing log to copy
+    // should not rewrite the state of every file (the last pass is full).
+    mirror.run(kMirrorThreads, started, full);
+    if (full) last_full_ = started;
+    if (watch_ && !watch_->active() && !told_unwatched_) {
+      notice("watching folders for changes stopped (" + watch_->why() +
+             "): every pass now looks at every file");
+      told_unwatched_ = true;
+    }
+    PassStats stats;
+    counters.add_to(stats);
+    stats.sessions = jobs.size();
+    stats.saw_ended = saw_ended;
+    stats.full = full;
+    stats.number = ++passes_;
+    stats.elapsed = SteadyClock::now() - started;
+    return stats;
+  }
+
+  // Until `deadline`, taking in the kernel's events as they come.
+  void wait_until(SteadyClock::time_point deadline) {
+    if (watch_) {
+      watch_->wait_until(deadline);
+    } else {
+      std::this_thread::sleep_until(deadline);
+    }
+  }
+
+ private:
+  MirrorRoot& root_for(const fs::path& destination) {
+    const auto [found, added] = by_destination_.try_emplace(destination.string(), roots_.size());
+    if (added) {
+      roots_.push_back(std::make_unique<MirrorRoot>());
+      roots_.back()->number = found->second;
+      roots_.back()->destination = destination;
+    }
+    return *roots_[found->second];
+  }
+
+  void notice(const std::string& message) {
+    if (observer_.notice) observer_.notice(message);
+  }
+
+  const SyncSettings& settings_;
+  const SyncObserver& observer_;
+  std::unique_ptr<FolderWatch> watch_;
+  std::vector<std::unique_ptr<MirrorRoot>> roots_;  // never shrinks: numbers stay valid
+  std::unordered_map<std::string, std::size_t> by_destination_;
+  SteadyClock::time_point last_full_{};
+  std::uint64_t passes_ = 0;
+  bool told_lost_ = false;
+  bool told_unwatched_ = false;
+};
+
+}  // namespace
+
+PassStats mirror_folder(const fs::path& source, const fs::path& destination,
+                        const SyncObserver& observer) {
+  PassStats stats = run_jobs({{source, destination}}, observer);
+  if (observer.progress) observer.progress(stats, true);
+  return stats;
+}
+
+PassStats sync_pass(const SyncSettings& settings, const SyncObserver& observer) {
+  const bool saw_ended = ended(settings);
+  PassStats stats = run_jobs(session_jobs(settings), observer);
   stats.saw_ended = saw_ended;
+  stats.number = 1;
   if (observer.progress) observer.progress(stats, true);
   return stats;
 }
 
 PassStats sync_loop(const SyncSettings& settings, const SyncObserver& observer) {
+  if (settings.every.count() == 0) return sync_pass(settings, observer);
+  ResidentSync resident(settings, observer);
   for (;;) {
     const auto began = SteadyClock::now();
-    PassStats stats = sync_pass(settings, observer);
-    if (stats.saw_ended || settings.every.count() == 0) return stats;
-    const auto next = began + settings.every;
-    std::this_thread::sleep_until(next);
+    const PassStats stats = resident.pass();
+    if (observer.progress) observer.progress(stats, true);
+    if (stats.saw_ended) return stats;
+    resident.wait_until(began + settings.every);
   }
 }
 
