@@ -144,13 +144,16 @@ class SlurmTestCase(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         return json.loads(out.stdout)
 
-    def check_manifest(self, report, job_id, node, rank, local_rank):
+    def check_manifest(self, report, job_id, node, rank, local_rank, synced=False):
         manifest_path = report[:-len(".nsys-rep")] + ".nsel.json"
         self.assertTrue(os.path.exists(manifest_path), manifest_path)
         with open(manifest_path) as f:
             manifest = json.load(f)
         self.assertEqual(manifest["state"], "complete", manifest)
-        self.assertEqual(os.path.realpath(manifest["report"]), os.path.realpath(report))
+        if synced:  # a copy: the manifest names the report where its node wrote it
+            self.assertEqual(os.path.basename(manifest["report"]), os.path.basename(report))
+        else:
+            self.assertEqual(os.path.realpath(manifest["report"]), os.path.realpath(report))
         variables = manifest["rank_variables"]
         self.assertEqual(variables.get("SLURM_JOB_ID"), str(job_id), variables)
         self.assertIn("SLURM_STEP_ID", variables)
@@ -275,9 +278,10 @@ temp_dir=${NSEL_RAY_TEMP_DIR//"%n"/$SLURMD_NODENAME}
 session=$temp_dir/session_2026-11-29_12-00-00_000000_$SLURM_JOB_ID
 mkdir -p "$session/logs/nsight"
 ln -sfn "$session" "$temp_dir/session_latest"
-nsel=$1 worker=$2
-shift 2
-exec "$nsel" exec --worker "$worker" --output-dir "$session/logs/nsight" -- "$@"
+nsel=$1 worker=$2 progress_dir=$3
+shift 3
+exec "$nsel" exec --worker "$worker" --output-dir "$session/logs/nsight" -- "$@" \
+  --progress "$progress_dir/progress.$SLURM_PROCID"
 '''
 
 
@@ -302,8 +306,8 @@ class Sbatch(SlurmTestCase):
             **selection_env,
         })
         command = ["srun", "--nodes=2", "--ntasks=4", "bash", rank_script, NSEL,
-                   "dtensor_policy_worker", WORKER, "--steps", str(steps), "--work-ms",
-                   str(work_ms), "--progress", os.path.join(self.dir, "progress.%t")]
+                   "dtensor_policy_worker", self.dir, WORKER, "--steps", str(steps), "--work-ms",
+                   str(work_ms)]
         out = subprocess.run(["sbatch", "--parsable", "--nodes=2",
                               "--output", os.path.join(self.dir, "job.out"),
                               "--chdir", self.dir, TEMPLATE] + command,
@@ -314,7 +318,10 @@ class Sbatch(SlurmTestCase):
 
     def job_output(self):
         path = os.path.join(self.dir, "job.out")
-        return open(path, errors="replace").read()[-6000:] if os.path.exists(path) else ""
+        if not os.path.exists(path):
+            return ""
+        with open(path, errors="replace") as f:
+            return f.read()[-6000:]
 
     def test_template_gathers_every_node(self):
         job_id, log_dir = self.submit("2:5", 6, 100, {"NSEL_PROFILE_RANKS": "1,2"})
@@ -331,8 +338,8 @@ class Sbatch(SlurmTestCase):
         for report in head + other:
             self.assertRegex(os.path.basename(report), r"^dtensor_policy_worker_2:5_\d+\.nsys-rep$")
             self.assertEqual(exported_steps(report), [2, 3, 4])
-        self.check_manifest(head[0], job_id, "n1", 1, 1)
-        self.check_manifest(other[0], job_id, "n2", 2, 0)
+        self.check_manifest(head[0], job_id, "n1", 1, 1, synced=True)
+        self.check_manifest(other[0], job_id, "n2", 2, 0, synced=True)
         listed = self.ls_json(log_dir)
         rows = sorted((r["node"], r["rank"], r["job"], r["state"]) for r in listed["reports"])
         self.assertEqual(rows, [("n1", 1, str(job_id), "complete"),
@@ -349,37 +356,61 @@ class Sbatch(SlurmTestCase):
         for run in range(SCANCEL_RUNS):
             with self.subTest(run=run):
                 outcomes.append(self.cancel_once(run, window_start, window_stop, steps))
-        print(f"scancel runs: {len(outcomes)}, complete: {sum(o == 'complete' for o in outcomes)}, "
-              f"outcomes: {outcomes}")
+        complete = sum(o.startswith("complete") for o in outcomes)
+        print(f"scancel runs: {SCANCEL_RUNS}, every report complete in {complete}:")
+        for outcome in outcomes:
+            print("  " + outcome)
+
+    def start_in_window(self, run_dir, window_start, window_stop, steps):
+        """Submits a job whose ranks 0 (n1) and 3 (n2) are profiled and waits until both are a
+        few steps into the window. Returns (job id, progress files, pids seen in the job)."""
+        os.makedirs(run_dir)
+        self.dir = run_dir
+        job_id, _ = self.submit(f"{window_start}:{window_stop}", steps, 100,
+                                {"NSEL_PROFILE_RANKS": "0,3"})
+        progress = [os.path.join(run_dir, f"progress.{rank}") for rank in (0, 3)]
+        deadline = time.monotonic() + 60
+        seen = set()
+        while time.monotonic() < deadline:
+            seen.update(job_processes(job_id))
+            begun = [read_progress(p) for p in progress]
+            if all(b and b[-1] >= window_start + 3 for b in begun):
+                return job_id, progress, seen
+            if time.monotonic() > deadline - 55 and not job_processes(job_id):
+                break  # the job is over (its processes inherit SLURM_JOB_ID)
+            time.sleep(0.05)
+        return job_id, None, seen
 
     def cancel_once(self, run, window_start, window_stop, steps):
-        run_dir = os.path.join(self.dir, f"run{run}")
-        os.makedirs(run_dir)
-        saved, self.dir = self.dir, run_dir
+        saved = self.dir
         try:
-            job_id, log_dir = self.submit(f"{window_start}:{window_stop}", steps, 100,
-                                          {"NSEL_PROFILE_RANKS": "0,3"})
-            progress = [os.path.join(run_dir, f"progress.{rank}") for rank in (0, 3)]
-            # Cancel a few steps into the window of both profiled ranks (they start nsys a
-            # little apart); the job would otherwise run on for seconds.
-            deadline = time.monotonic() + 120
-            seen_jobs = set()
-            while time.monotonic() < deadline:
-                seen_jobs.update(job_processes(job_id))
-                begun = [read_progress(p) for p in progress]
-                if all(b and b[-1] >= window_start + 3 for b in begun):
+            for attempt in (1, 2, 3):
+                run_dir = os.path.join(saved, f"run{run}.{attempt}")
+                job_id, progress, seen_jobs = self.start_in_window(run_dir, window_start,
+                                                                   window_stop, steps)
+                if progress is not None:
                     break
-                time.sleep(0.05)
-            begun = [read_progress(p) for p in progress]
-            self.assertTrue(all(b and b[-1] >= window_start + 3 for b in begun),
-                            f"the profiled ranks never reached the window: {begun}\n"
-                            + self.job_output())
+                output = self.job_output()
+                subprocess.run(["scancel", str(job_id)], env=test_env({}), timeout=30)
+                wait_job_gone(job_id, slurm_cluster.KILL_WAIT_SECONDS + 30)
+                never_started = [r for r in (0, 3) if not read_progress(
+                    os.path.join(run_dir, f"progress.{r}"))]
+                # Nsight Systems 2022.4 sometimes never starts a program when sessions start at
+                # the same moment (README): shown, and the job submitted again. Anything else
+                # fails the test.
+                self.assertTrue(never_started and attempt < 3,
+                                "the profiled ranks did not reach the window:\n" + output)
+                print(f"[ retry ] run {run}: ranks {never_started} never started (nsys start-up "
+                      f"failure):\n{output}")
             seen_jobs.update(job_processes(job_id))
+            begun_at_cancel = [read_progress(p)[-1] for p in progress]
+            cancelled_at = time.monotonic()
             cancelled = subprocess.run(["scancel", str(job_id)], env=test_env({}),
                                        capture_output=True, text=True, timeout=30)
             self.assertEqual(cancelled.returncode, 0, cancelled.stderr)
             # SIGTERM now, SIGKILL KillWait later: everything must be over by then.
             gone = wait_job_gone(job_id, slurm_cluster.KILL_WAIT_SECONDS + 30)
+            ended_after = time.monotonic() - cancelled_at
             left = job_processes(job_id)
             self.assertTrue(gone, "processes of the job left:\n" + describe_processes(left))
             # No nsys agent of the job (agents inherit the job's environment) and none of their
@@ -390,21 +421,28 @@ class Sbatch(SlurmTestCase):
             last_begun = [read_progress(p)[-1] for p in progress]
             self.assertTrue(all(step < steps for step in last_begun),
                             f"the job was not cancelled in the window: {last_begun}")
-            reports = sorted(glob.glob(os.path.join(run_dir, "nodes", "*", "ray", "session_*",
+            reports = sorted(glob.glob(os.path.join(run_dir, "nodes", "*", "ray", "session_2*",
                                                     "logs", "nsight", "*.nsys-rep")))
             leftovers = glob.glob(os.path.join(run_dir, "nodes", "**", "*.qdstrm"),
                                   recursive=True)
             self.assertEqual(leftovers, [])
             self.assertEqual(len(reports), 2, f"{reports}\n" + self.job_output())
+            held_steps = []
             for report, rank, node, local_rank in zip(reports, (0, 3), ("n1", "n2"), (0, 1)):
                 self.assertGreater(os.path.getsize(report), 0)
                 held = exported_steps(report)
+                held_steps.append(len(held))
                 self.assertTrue(held, f"rank {rank}: no steps in {report}")
                 self.assertEqual(held, list(range(window_start, window_start + len(held))),
                                  f"rank {rank}")
                 self.assertLessEqual(held[-1], last_begun[(0, 3).index(rank)])
+                # Steps of 100 ms: those that ended 200 ms before scancel are surely in (a
+                # program stopped by a signal loses only the events nsys had not taken yet).
+                self.assertGreaterEqual(held[-1], begun_at_cancel[(0, 3).index(rank)] - 3,
+                                        f"rank {rank}: {held}")
                 self.check_manifest(report, job_id, node, rank, local_rank)
-            return "complete"
+            return (f"complete (job {job_id} over {ended_after:.1f} s after scancel, "
+                    f"steps held {held_steps})")
         finally:
             self.dir = saved
 
