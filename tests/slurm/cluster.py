@@ -79,6 +79,7 @@ class Cluster:
         self.conf = os.path.join(self.root, "slurm.conf")
         self.munge_socket = os.path.join(self.root, "munge", "munge.sock")
         self.pids_file = os.path.join(self.root, "pids.json")
+        self._started = []
 
     # The environment a client (srun, sbatch, ...) needs to reach this cluster.
     def client_env(self, base=None):
@@ -153,10 +154,12 @@ class Cluster:
         env = dict(env if env is not None else os.environ)
         # Marks the daemons and whatever they start (slurmstepd) as this cluster's.
         env[MARK] = self.root
-        log = open(os.path.join(self.root, "log", log_name), "ab")
-        # A session of its own: a Ctrl-C of the test never reaches the daemons; `down` does.
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True).pid
+        with open(os.path.join(self.root, "log", log_name), "ab") as log:
+            # A session of its own: a Ctrl-C of the test never reaches the daemons; `down` does.
+            daemon = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                      stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self._started.append(daemon)  # kept, so that it is reaped here, not warned about
+        return daemon.pid
 
     def up(self, timeout=60):
         """Starts munged, slurmctld and two slurmd; returns when both nodes take jobs."""
@@ -226,11 +229,28 @@ class Cluster:
             text.append(f"--- {name}\n" + "".join(lines))
         return "".join(text)
 
+    def _end_jobs(self, pids):
+        """Cancels what an interrupted test left running, then kills what is left of the jobs:
+        processes whose environment points at this cluster (srun passes SLURM_CONF on)."""
+        if pids.get("slurmctld") and _alive(pids["slurmctld"]):
+            subprocess.run([find_program("scancel"), "--partition=nsel", "--full"],
+                           env=self.client_env(), capture_output=True, timeout=20)
+            deadline = time.monotonic() + 5
+            while self._job_processes() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        for pid in self._job_processes():
+            _signal(pid, signal.SIGKILL)
+
+    def _job_processes(self):
+        daemons = set(_marked_processes(self.root))
+        return [p for p in _job_processes(self.conf) if p not in daemons]
+
     def down(self, timeout=30):
         """Stops the daemons `up` started (slurmd first, munged last); returns the seconds taken
         and the process ids that would not end."""
         started = time.monotonic()
         pids = self._pids()
+        self._end_jobs(pids)
         order = [k for k in pids if k.startswith("slurmd.")] + ["slurmctld", "munged"]
         left = []
         for name in order:
@@ -256,6 +276,9 @@ class Cluster:
             _signal(pid, signal.SIGKILL)
         time.sleep(0.1 if pids else 0)
         left += [p for p in _marked_processes(self.root) if _alive(p)]
+        for daemon in self._started:
+            daemon.poll()
+        self._started = []
         return time.monotonic() - started, left
 
 
@@ -299,8 +322,18 @@ def _children(parent):
 
 def _marked_processes(root):
     """Processes started by this cluster's daemons: their environment carries MARK=root."""
+    return _processes_with(f"{MARK}={root}")
+
+
+def _job_processes(conf):
+    """Processes of this cluster's jobs (and its clients), but this one."""
+    return _processes_with(f"SLURM_CONF={conf}")
+
+
+def _processes_with(variable):
+    """Live processes other than this one whose environment holds `variable` (NAME=value)."""
     found = []
-    needle = f"{MARK}={root}".encode()
+    needle = variable.encode()
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
             continue

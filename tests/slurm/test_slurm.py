@@ -415,9 +415,10 @@ class Sbatch(SlurmTestCase):
             self.assertTrue(gone, "processes of the job left:\n" + describe_processes(left))
             # No nsys agent of the job (agents inherit the job's environment) and none of their
             # shared-memory files.
-            agents = [p for p in seen_jobs
-                      if os.path.exists(f"/dev/shm/quadd-agent-instance-{p}")]
-            self.assertEqual(agents, [], "agent files left")
+            agents = [f for p in seen_jobs for f in (f"/dev/shm/quadd-agent-instance-{p}",
+                                                      f"/dev/shm/sem.nsys_sem_{p}")
+                      if os.path.exists(f)]
+            self.assertEqual(agents, [], "nsys agent files left")
             last_begun = [read_progress(p)[-1] for p in progress]
             self.assertTrue(all(step < steps for step in last_begun),
                             f"the job was not cancelled in the window: {last_begun}")
