@@ -106,9 +106,9 @@ TEST(Manifest, RankAndNodeComeFromTheSchedulersVariables) {
   EXPECT_EQ(nsel::manifest_local_rank(m), 2);
   EXPECT_EQ(nsel::manifest_node(m), "node-a");
   m.rank_variables = {{"RANK", "abc"}, {"SLURM_PROCID", "3"}};
-  EXPECT_EQ(nsel::manifest_rank(m), std::nullopt) << "the first one set decides";
-  m.rank_variables = {{"RANK", ""}, {"SLURM_PROCID", "3"}};
-  EXPECT_EQ(nsel::manifest_rank(m), 3) << "an empty variable counts as unset";
+  EXPECT_EQ(nsel::manifest_rank(m), 3) << "a value that is no number is passed over";
+  m.rank_variables = {{"RANK", ""}, {"SLURM_PROCID", "-1"}};
+  EXPECT_EQ(nsel::manifest_rank(m), std::nullopt);
   m.rank_variables.clear();
   EXPECT_EQ(nsel::manifest_rank(m), std::nullopt);
   EXPECT_EQ(nsel::manifest_local_rank(m), std::nullopt);

@@ -68,8 +68,8 @@ Manifest parse_manifest(std::string_view text, std::string_view source);
 const std::vector<std::string_view>& rank_variable_names();
 
 // The process's global rank from the manifest's rank variables: the first of RANK, SLURM_PROCID,
-// OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK that is set (nullopt when that
-// one is not a whole number, as nsel exec decides, or none is set).
+// OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK that holds a whole number
+// (nullopt when none does).
 std::optional<long long> manifest_rank(const Manifest& manifest);
 // The same for the rank within the node (LOCAL_RANK, SLURM_LOCALID, ...).
 std::optional<long long> manifest_local_rank(const Manifest& manifest);

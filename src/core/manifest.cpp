@@ -183,12 +183,11 @@ std::optional<long long> first_rank(const Manifest& manifest,
                                     const std::array<std::string_view, N>& names) {
   for (std::string_view name : names) {
     const auto found = manifest.rank_variables.find(std::string(name));
-    if (found == manifest.rank_variables.end() || found->second.empty()) continue;
+    if (found == manifest.rank_variables.end()) continue;
     const std::string& text = found->second;
     long long rank = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rank);
     if (ec == std::errc() && end == text.data() + text.size() && rank >= 0) return rank;
-    return std::nullopt;  // the first one set decides, as for selection
   }
   return std::nullopt;
 }
