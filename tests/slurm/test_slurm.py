@@ -133,10 +133,14 @@ class SlurmTestCase(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix=f"nsel-slurm-{self._testMethodName}-")
         os.chmod(self.dir, 0o755)
+        self.top_dir = self.dir  # the test may work in subfolders of it
 
     def tearDown(self):
-        if sys.exc_info()[0] is None:
-            shutil.rmtree(self.dir, ignore_errors=True)
+        # Kept when the test failed, for its job outputs and the cluster's logs beside them.
+        outcome = getattr(self, "_outcome", None)
+        failed = outcome is not None and not getattr(outcome, "success", True)
+        if not failed:
+            shutil.rmtree(self.top_dir, ignore_errors=True)
 
     def ls_json(self, root):
         out = subprocess.run([NSEL, "ls", "--json", root], capture_output=True, text=True,
@@ -324,9 +328,20 @@ class Sbatch(SlurmTestCase):
             return f.read()[-6000:]
 
     def test_template_gathers_every_node(self):
-        job_id, log_dir = self.submit("2:5", 6, 100, {"NSEL_PROFILE_RANKS": "1,2"})
-        self.assertTrue(wait_job_gone(job_id, 180), f"job {job_id} did not end\n"
-                        + self.job_output())
+        top = self.dir
+        for attempt in (1, 2):
+            self.dir = os.path.join(top, f"attempt{attempt}")
+            os.makedirs(self.dir)
+            job_id, log_dir = self.submit("2:5", 6, 100, {"NSEL_PROFILE_RANKS": "1,2"})
+            self.assertTrue(wait_job_gone(job_id, 180), f"job {job_id} did not end\n"
+                            + self.job_output())
+            never_started = [r for r in (1, 2) if not read_progress(
+                os.path.join(self.dir, f"progress.{r}"))]
+            if not never_started or attempt == 2:
+                break
+            # nsys's start-up failure (README): shown, and the job submitted once more.
+            print(f"[ retry ] ranks {never_started} never started (nsys start-up failure):\n"
+                  + self.job_output())
         self.assertTrue(os.path.exists(os.path.join(log_dir, "ENDED")), self.job_output())
         session = f"session_2026-11-29_12-00-00_000000_{job_id}"
         # Head (n1): ray/<session>/logs/nsight; the other node: ray/n2/<session>/logs/nsight.
