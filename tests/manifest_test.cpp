@@ -95,6 +95,25 @@ TEST(Manifest, BadTextNamesTheFile) {
             "(version 1)");
 }
 
+TEST(Manifest, RankAndNodeComeFromTheSchedulersVariables) {
+  nsel::Manifest m = sample();
+  m.rank_variables = {{"SLURM_PROCID", "3"}, {"SLURM_LOCALID", "1"}, {"SLURMD_NODENAME", "n2"}};
+  EXPECT_EQ(nsel::manifest_rank(m), 3);
+  EXPECT_EQ(nsel::manifest_local_rank(m), 1);
+  EXPECT_EQ(nsel::manifest_node(m), "n2") << "SLURM's node name, not the host";
+  m.rank_variables = {{"RANK", "0"}, {"SLURM_PROCID", "3"}, {"LOCAL_RANK", "2"}};
+  EXPECT_EQ(nsel::manifest_rank(m), 0) << "RANK comes first, as for selection";
+  EXPECT_EQ(nsel::manifest_local_rank(m), 2);
+  EXPECT_EQ(nsel::manifest_node(m), "node-a");
+  m.rank_variables = {{"RANK", "abc"}, {"SLURM_PROCID", "3"}};
+  EXPECT_EQ(nsel::manifest_rank(m), 3) << "a value that is no number is passed over";
+  m.rank_variables = {{"RANK", ""}, {"SLURM_PROCID", "-1"}};
+  EXPECT_EQ(nsel::manifest_rank(m), std::nullopt);
+  m.rank_variables.clear();
+  EXPECT_EQ(nsel::manifest_rank(m), std::nullopt);
+  EXPECT_EQ(nsel::manifest_local_rank(m), std::nullopt);
+}
+
 TEST(Manifest, ReportPathFollowsNsysExpansion) {
   EXPECT_EQ(nsel::expand_report_path("w_2:4_%p", 42, "/work"), "/work/w_2:4_42.nsys-rep");
   EXPECT_EQ(nsel::expand_report_path("/abs/r%%_%p.nsys-rep", 7, "/work"), "/abs/r%_7.nsys-rep");

@@ -397,6 +397,9 @@ TEST_F(Reports, SlurmTreesOfTwoNodesAsNselSyncWritesThem) {
   EXPECT_EQ(from_other["node"], "node2");
   EXPECT_EQ(from_other["session"], other_session);
   EXPECT_EQ(from_other["pid"], 31337);
+  // Without a manifest the rank is unknown; the keys are there all the same.
+  EXPECT_TRUE(from_other["rank"].is_null());
+  EXPECT_TRUE(from_other["local_rank"].is_null());
   EXPECT_EQ(listed(ls, "dtensor_policy_worker_2:4_31338.qdstrm")["state"], "qdstrm");
   // A root deep inside the tree still knows its job and node.
   const json node_only = ls_json({(log_dir / "ray" / "node2").string()});

@@ -67,6 +67,16 @@ Manifest parse_manifest(std::string_view text, std::string_view source);
 // WORLD_SIZE, SLURM_*, OMPI_COMM_WORLD_*, PMI_RANK, PMIX_RANK, ...), in this order.
 const std::vector<std::string_view>& rank_variable_names();
 
+// The process's global rank from the manifest's rank variables: the first of RANK, SLURM_PROCID,
+// OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK that holds a whole number
+// (nullopt when none does).
+std::optional<long long> manifest_rank(const Manifest& manifest);
+// The same for the rank within the node (LOCAL_RANK, SLURM_LOCALID, ...).
+std::optional<long long> manifest_local_rank(const Manifest& manifest);
+// The node the process ran on, as its scheduler names it: SLURMD_NODENAME when SLURM started it
+// (what `srun -w` and squeue show; several nodes may share one host), else the host name.
+std::string manifest_node(const Manifest& manifest);
+
 // This node's address without running anything: the first IPv4 address of an interface that is
 // up and not loopback (getifaddrs), else the first such IPv6 address, else the address the host
 // name resolves to, else "127.0.0.1".

@@ -32,13 +32,17 @@ inline constexpr std::uintmax_t kEmptyReportBytes = 4096;
 struct FoundReport {
   std::filesystem::path path;  // the .nsys-rep, or the .qdstrm, or the manifest's report path
   std::string root;            // the root it was found under, as given
-  std::string node;     // manifest host, else the SLURM node folder, "(head)" for the head, else ""
-  std::string session;  // the Ray session folder name, or ""
-  std::string job;      // the SLURM "<job>" of "<job>-logs", or ""
-  std::string worker;   // from the manifest or the file name; "" when unknown
-  std::string window;   // "2:4"; "" for worker_process_<PID> and unknown names
-  long long pid = 0;    // 0 when unknown
-  std::uintmax_t bytes = 0;  // of the file found (0 when there is none)
+  // The SLURM node folder, else the manifest's node (SLURMD_NODENAME, else its host), else
+  // "(head)" for the head's folder, else "".
+  std::string node;
+  std::string session;                  // the Ray session folder name, or ""
+  std::string job;                      // the SLURM "<job>" of "<job>-logs", or ""
+  std::string worker;                   // from the manifest or the file name; "" when unknown
+  std::string window;                   // "2:4"; "" for worker_process_<PID> and unknown names
+  long long pid = 0;                    // 0 when unknown
+  std::optional<long long> rank;        // the manifest's global rank (RANK, SLURM_PROCID, ...)
+  std::optional<long long> local_rank;  // the manifest's rank within the node
+  std::uintmax_t bytes = 0;             // of the file found (0 when there is none)
   std::chrono::system_clock::time_point modified{};
   ReportState state = ReportState::complete;
   std::string reason;                             // why empty/missing/writing, when known
@@ -57,7 +61,7 @@ struct DiscoveryNote {
 
 struct Discovery {
   std::vector<std::string> roots;    // the roots that exist and were searched
-  std::vector<FoundReport> reports;  // sorted: root, job, node, session, worker, pid, path
+  std::vector<FoundReport> reports;  // sorted: root, job, node, session, worker, rank, pid, path
   std::vector<DiscoveryNote> notes;
   std::size_t sessions = 0;  // distinct Ray sessions searched
 };

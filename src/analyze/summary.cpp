@@ -60,20 +60,6 @@ std::string ProcessIdentity::label() const {
 
 namespace {
 
-// The global rank, from the first of these variables that holds a number.
-std::optional<long long> rank_from_variables(const std::map<std::string, std::string>& variables) {
-  for (const char* name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                           "MV2_COMM_WORLD_RANK"}) {
-    const auto found = variables.find(name);
-    if (found == variables.end()) continue;
-    long long rank = 0;
-    const std::string& text = found->second;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rank);
-    if (ec == std::errc() && end == text.data() + text.size() && rank >= 0) return rank;
-  }
-  return std::nullopt;
-}
-
 std::optional<Manifest> read_manifest_beside(const fs::path& report) {
   fs::path as_report = report;
   if (report.extension() == ".sqlite") as_report.replace_extension(".nsys-rep");
@@ -124,9 +110,9 @@ ProcessIdentity identify_report(const fs::path& report) {
   if (const auto manifest = read_manifest_beside(report)) {
     if (!manifest->worker.empty()) id.worker = manifest->worker;
     if (manifest->pid != 0) id.pid = manifest->pid;
-    id.rank = rank_from_variables(manifest->rank_variables);
+    id.rank = manifest_rank(*manifest);
     // A synced layout's node folder is how that tree names its nodes (as `nsel ls` does).
-    if (id.node.empty()) id.node = manifest->host;
+    if (id.node.empty()) id.node = manifest_node(*manifest);
     try {
       const std::vector<StepWindow> windows = parse_step_windows(manifest->step_window);
       if (windows.size() == 1) id.window = windows.front();

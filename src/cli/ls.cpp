@@ -66,6 +66,8 @@ Json to_json(const Discovery& found) {
     item["worker"] = text_or_null(r.worker);
     item["window"] = text_or_null(r.window);
     item["pid"] = r.pid != 0 ? Json(r.pid) : Json(nullptr);
+    item["rank"] = r.rank ? Json(*r.rank) : Json(nullptr);
+    item["local_rank"] = r.local_rank ? Json(*r.local_rank) : Json(nullptr);
     item["node"] = text_or_null(r.node);
     item["session"] = text_or_null(r.session);
     item["job"] = text_or_null(r.job);
@@ -123,13 +125,14 @@ void print_table(const Discovery& found, const std::vector<fs::path>& searched) 
         }
         worker_width = std::max(worker_width, other.worker.size());
       }
-      std::printf("    %-*s  %-7s  %-8s  %10s  %s\n", static_cast<int>(worker_width), "WORKER",
-                  "WINDOW", "PID", "SIZE", "STATE");
+      std::printf("    %-*s  %-7s  %-5s  %-8s  %10s  %s\n", static_cast<int>(worker_width),
+                  "WORKER", "WINDOW", "RANK", "PID", "SIZE", "STATE");
     }
     const std::string state =
         std::string(to_string(r.state)) + (r.reason.empty() ? "" : " (" + r.reason + ")");
-    std::printf("    %-*s  %-7s  %-8s  %10s  %s\n", static_cast<int>(worker_width),
+    std::printf("    %-*s  %-7s  %-5s  %-8s  %10s  %s\n", static_cast<int>(worker_width),
                 cell(r.worker).c_str(), cell(r.window).c_str(),
+                r.rank ? std::to_string(*r.rank).c_str() : "-",
                 r.pid != 0 ? std::to_string(r.pid).c_str() : "-", size_text(r.bytes).c_str(),
                 state.c_str());
   }
@@ -178,8 +181,9 @@ Action add_ls(CLI::App& app) {
       "List every report under ROOT... (default: /tmp/ray and <temp>/nsel-demo): Ray sessions\n"
       "(session_[0-9]* and session_latest, counted once; a session_latest that is not the\n"
       "newest session is noted), plain folders, and synced SLURM logs\n"
-      "(<job>-logs/ray/[<node>/]<session>/logs/nsight/). For each: worker, step window, PID,\n"
-      "node, size and state. Names and file sizes/times are all it reads (no report is opened):\n"
+      "(<job>-logs/ray/[<node>/]<session>/logs/nsight/). For each: worker, step window, rank,\n"
+      "PID, node, size and state. Names and file sizes/times are all it reads (no report is "
+      "opened):\n"
       "  complete  a .nsys-rep, unchanged for 30 s or finished according to its manifest\n"
       "  empty     smaller than 4 KiB, or a vLLM generation worker's report beside\n"
       "            worker_process_<PID> reports (model parallelism: the profile is in those)\n"
@@ -188,10 +192,13 @@ Action add_ls(CLI::App& app) {
       "  running   a manifest, no file yet: the profiled process still runs\n"
       "  missing   a manifest says nsys wrote no report (or nsel was killed)\n"
       "Worker, window and PID come from the manifest (<stem>.nsel.json) when there is one,\n"
-      "else from the file name (<worker>_<start>:<stop>_<PID>, worker_process_<PID>).\n"
+      "else from the file name (<worker>_<start>:<stop>_<PID>, worker_process_<PID>); rank\n"
+      "and local rank from the manifest's RANK, SLURM_PROCID, ... (LOCAL_RANK, SLURM_LOCALID,\n"
+      "...). The node is the synced layout's node folder, else the manifest's SLURMD_NODENAME,\n"
+      "else its host.\n"
       "--json prints one object: nsel_ls (format version 1), roots, sessions, counts, notes,\n"
-      "reports (path, state, reason, worker, window, pid, node, session, job, root, bytes,\n"
-      "modified, manifest, qdstrm; null when unknown); see the README.\n"
+      "reports (path, state, reason, worker, window, pid, rank, local_rank, node, session, job,\n"
+      "root, bytes, modified, manifest, qdstrm; null when unknown); see the README.\n"
       "Usage: nsel ls [--json] [ROOT...]");
   ls->add_flag("--json", options->json, "print one JSON object (stable; see the README)");
   ls->add_option("ROOT", options->roots, "folders to search (default: /tmp/ray, <temp>/nsel-demo)");

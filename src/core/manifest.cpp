@@ -1,9 +1,12 @@
 // The manifest's text form: pure (no files, no processes), so tests and fuzzers can drive it.
+#include <array>
+#include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "nsel/error.hpp"
 #include "nsel/manifest.hpp"
+#include "nsel/rank_selection.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -171,6 +174,40 @@ fs::path manifest_path_for(const fs::path& report) {
   constexpr std::string_view suffix = ".nsys-rep";
   if (name.ends_with(suffix)) name.resize(name.size() - suffix.size());
   return report.parent_path() / (name + std::string(kManifestSuffix));
+}
+
+namespace {
+
+template <std::size_t N>
+std::optional<long long> first_rank(const Manifest& manifest,
+                                    const std::array<std::string_view, N>& names) {
+  for (std::string_view name : names) {
+    const auto found = manifest.rank_variables.find(std::string(name));
+    if (found == manifest.rank_variables.end()) continue;
+    const std::string& text = found->second;
+    long long rank = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rank);
+    if (ec == std::errc() && end == text.data() + text.size() && rank >= 0) return rank;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<long long> manifest_rank(const Manifest& manifest) {
+  return first_rank(manifest, kRankVariables);
+}
+
+std::optional<long long> manifest_local_rank(const Manifest& manifest) {
+  return first_rank(manifest, kLocalRankVariables);
+}
+
+std::string manifest_node(const Manifest& manifest) {
+  const auto slurm_node = manifest.rank_variables.find("SLURMD_NODENAME");
+  if (slurm_node != manifest.rank_variables.end() && !slurm_node->second.empty()) {
+    return slurm_node->second;
+  }
+  return manifest.host;
 }
 
 }  // namespace nsel

@@ -319,11 +319,12 @@ class Walker {
         found.worker = m->worker;
         found.window = m->step_window;
         if (m->pid != 0) found.pid = m->pid;
+        found.rank = manifest_rank(*m);
+        found.local_rank = manifest_local_rank(*m);
         // A synced layout's node folder is how that tree names its nodes; elsewhere the
-        // manifest's host is the best name.
-        if (!m->host.empty() && (found.node.empty() || found.node == kHeadNode)) {
-          found.node = m->host;
-        }
+        // manifest's node (SLURM's name for it, else the host) is the best name.
+        const std::string node = manifest_node(*m);
+        if (!node.empty() && (found.node.empty() || found.node == kHeadNode)) found.node = node;
       }
       if (report != reports.end()) {
         found.path = folder / file_name;
@@ -477,8 +478,8 @@ Discovery discover_reports(const std::vector<fs::path>& roots, const DiscoveryOp
     walker.walk(root, context, 0);
   }
   std::sort(out.reports.begin(), out.reports.end(), [](const FoundReport& a, const FoundReport& b) {
-    return std::tie(a.root, a.job, a.node, a.session, a.worker, a.pid, a.path) <
-           std::tie(b.root, b.job, b.node, b.session, b.worker, b.pid, b.path);
+    return std::tie(a.root, a.job, a.node, a.session, a.worker, a.rank, a.pid, a.path) <
+           std::tie(b.root, b.job, b.node, b.session, b.worker, b.rank, b.pid, b.path);
   });
   return out;
 }
