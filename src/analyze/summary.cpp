@@ -1,8 +1,8 @@
 // One pass over NVTX_EVENTS (rows come in start order in every export seen; anything else is
 // read again sorted), split into runs of rows read at once, gives the NVTX summary, the steps
 // and each step's top-level ranges; the kernel and OS runtime tables give their own summaries.
-// Memory stays bounded: durations go through GroupedDurations, and nesting needs one stack per
-// thread.
+// Memory stays bounded: durations go through GroupedDurations, nesting needs one stack per
+// thread, and the ranges a run cannot nest alone wait on disk past a small buffer (Orphan).
 #include <algorithm>
 #include <charconv>
 #include <climits>
