@@ -530,12 +530,13 @@ TEST(Summary, RunsOfRowsNestRangesAsTheirTrueParents) {
     }
     t_end = std::max(t_end, t);
   }
-  // A fourth thread: one step open from the first event to the last, with a range now and then
-  // in every run of rows, the last one still open too.
+  // A fourth thread: one step open from the first event to the last, with short ranges all
+  // along (more in each later run than a run keeps in memory before using the disk), the last
+  // one still open too.
   const long long lone = static_cast<long long>(ranges.size());
   ranges.push_back({50, -1, pid_bits + 3, "step 0", -1});
-  for (long long at = 60; at + 40 < t_end - 100; at += 97) {
-    ranges.push_back({at, at + 40, pid_bits + 3, names[static_cast<std::size_t>(at % 4)], lone});
+  for (long long at = 60; at + 10 < t_end - 100; at += 23) {
+    ranges.push_back({at, at + 10, pid_bits + 3, names[static_cast<std::size_t>(at % 4)], lone});
   }
   ranges.push_back({t_end - 50, -1, pid_bits + 3, "tail", lone});
   std::vector<std::size_t> order(ranges.size());
