@@ -481,3 +481,148 @@ TEST(Summary, ParallelRunsOfRowsAgreeWithOneRun) {
   EXPECT_TRUE(domain);
   fs::remove_all(dir);
 }
+
+// Random nesting on four threads, with steps at the top or one level down, ranges left open,
+// registered names and a named domain: however the table is split into runs of rows read at
+// once, the steps, their top-level ranges and the NVTX summary are those of the ranges' true
+// parents, worked out here as the ranges are made.
+TEST(Summary, RunsOfRowsNestRangesAsTheirTrueParents) {
+  struct Range {
+    long long start;
+    long long end;  // -1 while open
+    long long tid;
+    std::string name;
+    long long parent;  // index, -1 for none
+  };
+  const long long pid_bits = 4242LL << 24;  // one process, three threads
+  std::vector<Range> ranges;
+  std::mt19937 random(11);
+  const std::vector<std::string> names = {"forward", "layer", "backward", "save"};
+  long long t_end = 0;
+  for (long long thread = 0; thread < 3; ++thread) {
+    const long long tid = pid_bits + thread;
+    std::vector<long long> open;
+    long long t = 100 + thread;
+    int step = 0;
+    for (int made = 0; made < 70000;) {
+      t += 1 + static_cast<long long>(random() % 3);
+      // Long steps (a step's own ranges rarely end it), so that every boundary between runs
+      // of rows falls inside some; now and then a step one level down, or a plain top range.
+      const bool push = open.empty() || (open.size() == 1 ? random() % 400 != 0
+                                                          : open.size() < 7 && random() % 2 == 0);
+      if (push) {
+        const bool is_step =
+            open.empty() ? random() % 4 != 0 : open.size() == 1 && random() % 100 == 0;
+        const std::string name = is_step ? "step " + std::to_string(++step)
+                                         : names[static_cast<std::size_t>(random() % 4)];
+        open.push_back(static_cast<long long>(ranges.size()));
+        ranges.push_back({t, -1, tid, name, open.size() > 1 ? open[open.size() - 2] : -1});
+        ++made;
+      } else {
+        ranges[static_cast<std::size_t>(open.back())].end = t;
+        open.pop_back();
+      }
+    }
+    for (std::size_t left = open.size(); left > 2; --left) {  // the outer two stay open
+      t += 2;
+      ranges[static_cast<std::size_t>(open.back())].end = t;
+      open.pop_back();
+    }
+    t_end = std::max(t_end, t);
+  }
+  // A fourth thread: one step open from the first event to the last, with short ranges all
+  // along (more in each later run than a run keeps in memory before using the disk), the last
+  // one still open too.
+  const long long lone = static_cast<long long>(ranges.size());
+  ranges.push_back({50, -1, pid_bits + 3, "step 0", -1});
+  for (long long at = 60; at + 10 < t_end - 100; at += 23) {
+    ranges.push_back({at, at + 10, pid_bits + 3, names[static_cast<std::size_t>(at % 4)], lone});
+  }
+  ranges.push_back({t_end - 50, -1, pid_bits + 3, "tail", lone});
+  std::vector<std::size_t> order(ranges.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return ranges[a].start < ranges[b].start; });
+
+  const fs::path dir = fresh_dir("nesting");
+  const fs::path db = dir / "nesting.sqlite";
+  std::string sql =
+      "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+      "INSERT INTO StringIds VALUES (1, 'forward'), (2, 'layer');"
+      "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT "
+      "NULL, text TEXT, globalTid INTEGER, textId INTEGER, domainId INTEGER);"
+      "BEGIN;"
+      "INSERT INTO NVTX_EVENTS VALUES (0, NULL, 75, 'io', " +
+      std::to_string(pid_bits) + ", NULL, 7);";
+  long long last_time = 0;
+  for (std::size_t i : order) {
+    const Range& r = ranges[i];
+    last_time = std::max(last_time, std::max(r.start, r.end));
+    const std::string text_id = r.name == "forward" ? "1" : r.name == "layer" ? "2" : "NULL";
+    sql += "INSERT INTO NVTX_EVENTS VALUES (" + std::to_string(r.start) + "," +
+           (r.end < 0 ? "NULL" : std::to_string(r.end)) + ",59," +
+           (text_id == "NULL" ? "'" + r.name + "'" : "NULL") + "," + std::to_string(r.tid) + "," +
+           text_id + "," + (r.name == "save" ? "7" : "NULL") + ");";
+  }
+  sql += "COMMIT;";
+  execute(db, sql);
+
+  // The expected answers, from the true parents.
+  const auto duration = [&](const Range& r) { return (r.end < 0 ? last_time : r.end) - r.start; };
+  const auto is_step = [](const Range& r) { return r.name.rfind("step ", 0) == 0; };
+  std::map<std::string, std::vector<std::int64_t>> durations;
+  std::map<long long, std::vector<nsel::RangeShare>> shares;  // by the step's index
+  for (std::size_t i : order) {
+    const Range& r = ranges[i];
+    const std::string shown = r.name == "save" ? "io:save" : r.name;  // as nvtxppsum names it
+    durations[shown].push_back(duration(r));
+    if (r.parent < 0 || is_step(r)) continue;
+    const Range& parent = ranges[static_cast<std::size_t>(r.parent)];
+    if (!is_step(parent)) continue;
+    std::vector<nsel::RangeShare>& of_step = shares[r.parent];
+    const auto same = std::find_if(of_step.begin(), of_step.end(),
+                                   [&](const nsel::RangeShare& s) { return s.range == shown; });
+    if (same == of_step.end()) {
+      of_step.push_back({shown, duration(r), r.start});
+    } else {
+      same->ns += duration(r);
+    }
+  }
+
+  for (unsigned threads : {1u, 2u, 3u, 4u}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    nsel::SummaryOptions options;
+    options.threads = threads;
+    const nsel::ProcessSummary summary = nsel::summarize_export(db, options);
+    std::size_t step_at = 0;
+    for (std::size_t i : order) {
+      const Range& r = ranges[i];
+      if (!is_step(r)) continue;
+      ASSERT_LT(step_at, summary.steps.size());
+      const nsel::StepSummary& step = summary.steps[step_at++];
+      EXPECT_EQ(step.start_ns, r.start);
+      EXPECT_EQ(step.end_ns, r.end < 0 ? last_time : r.end);
+      const std::vector<nsel::RangeShare>& expected = shares[static_cast<long long>(i)];
+      ASSERT_EQ(step.shares.size(), expected.size()) << r.name;
+      for (std::size_t k = 0; k < expected.size(); ++k) {
+        EXPECT_EQ(step.shares[k].range, expected[k].range);
+        EXPECT_EQ(step.shares[k].ns, expected[k].ns);
+        EXPECT_EQ(step.shares[k].first_start_ns, expected[k].first_start_ns);
+      }
+    }
+    EXPECT_EQ(step_at, summary.steps.size());
+    ASSERT_EQ(summary.nvtx.size(), durations.size());
+    for (const nsel::SummaryRow& row : summary.nvtx) {
+      const auto found = durations.find(row.name);
+      ASSERT_NE(found, durations.end()) << row.name;
+      const nsel::DurationStats expected = brute_force(found->second);
+      EXPECT_EQ(row.stats.count, expected.count) << row.name;
+      EXPECT_EQ(row.stats.total, expected.total) << row.name;
+      EXPECT_EQ(row.stats.min, expected.min) << row.name;
+      EXPECT_EQ(row.stats.max, expected.max) << row.name;
+      EXPECT_EQ(row.stats.median, expected.median) << row.name;
+      EXPECT_NEAR(row.stats.stddev, expected.stddev, 1e-6 * expected.stddev) << row.name;
+    }
+  }
+  fs::remove_all(dir);
+}

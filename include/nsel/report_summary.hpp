@@ -83,7 +83,8 @@ ProcessIdentity identify_report(const std::filesystem::path& report);
 struct SummaryOptions {
   StepNamePattern step_name;
   std::size_t top_kernels = 10;
-  unsigned threads = 1;  // a large NVTX table is read in this many runs of rows at once
+  // A large NVTX table is read in this many runs of rows at once (at most 4), each by a thread.
+  unsigned threads = 1;
 };
 
 struct ProcessSummary {

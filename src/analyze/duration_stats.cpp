@@ -6,8 +6,6 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "nsel/error.hpp"
-
 namespace nsel::analyze {
 namespace {
 
@@ -63,13 +61,7 @@ struct Target {
 
 }  // namespace
 
-GroupedDurations::GroupedDurations() {
-  buffer_.reserve(kBufferRecords);
-}
-
-GroupedDurations::~GroupedDurations() {
-  if (spill_file_ != nullptr) std::fclose(spill_file_);
-}
+GroupedDurations::GroupedDurations() : records_(kBufferRecords) {}
 
 void GroupedDurations::add(std::uint32_t key, std::int64_t duration) {
   if (key >= by_key_.size()) by_key_.resize(key + 1);
@@ -84,39 +76,7 @@ void GroupedDurations::add(std::uint32_t key, std::int64_t duration) {
   a.total += duration;
   const auto magnitude = static_cast<std::uint64_t>(duration < 0 ? -duration : duration);
   a.squares += static_cast<Unsigned128>(magnitude) * magnitude;
-  buffer_.push_back({duration, key});
-  if (buffer_.size() == kBufferRecords) spill();
-}
-
-void GroupedDurations::spill() {
-  if (spill_file_ == nullptr) {
-    spill_file_ = std::tmpfile();  // unlinked: nothing is left behind, whatever happens
-    if (spill_file_ == nullptr) throw Error("cannot create a temporary file for summaries", 1);
-  }
-  if (std::fwrite(buffer_.data(), sizeof(Record), buffer_.size(), spill_file_) != buffer_.size()) {
-    throw Error("cannot write a temporary file for summaries (disk full?)", 1);
-  }
-  spilled_ += static_cast<long long>(buffer_.size());
-  buffer_.clear();
-}
-
-template <typename Visit>
-void GroupedDurations::for_each_record(Visit visit) {
-  if (spill_file_ != nullptr) {
-    std::rewind(spill_file_);
-    std::vector<Record> chunk(kBufferRecords);
-    long long left = spilled_;
-    while (left > 0) {
-      const std::size_t want =
-          static_cast<std::size_t>(std::min<long long>(left, static_cast<long long>(chunk.size())));
-      if (std::fread(chunk.data(), sizeof(Record), want, spill_file_) != want) {
-        throw Error("cannot read back a temporary file for summaries", 1);
-      }
-      for (std::size_t i = 0; i < want; ++i) visit(chunk[i]);
-      left -= static_cast<long long>(want);
-    }
-  }
-  for (const Record& r : buffer_) visit(r);
+  records_.push_back({duration, key});
 }
 
 std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint32_t>& group_of_key,
@@ -193,7 +153,7 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& par
     }
     if (active.empty()) break;
     for (const Part& part : parts) {
-      part.durations->for_each_record([&](const Record& r) {
+      part.durations->records_.for_each([&](const Record& r) {
         for (std::size_t i : targets_of_group[(*part.group_of_key)[r.key]]) {
           if (!in_pass[i]) continue;
           Target& t = targets[i];

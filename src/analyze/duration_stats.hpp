@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "analyze/spilled_records.hpp"
 #include "nsel/report_summary.hpp"
 
 namespace nsel::analyze {
@@ -18,9 +19,6 @@ __extension__ typedef __int128 Signed128;
 class GroupedDurations {
  public:
   GroupedDurations();
-  ~GroupedDurations();
-  GroupedDurations(const GroupedDurations&) = delete;
-  GroupedDurations& operator=(const GroupedDurations&) = delete;
 
   // `key` is any dense small number; keys are mapped to groups in finish().
   void add(std::uint32_t key, std::int64_t duration);
@@ -50,14 +48,8 @@ class GroupedDurations {
     // The exact sum of squares: no rounding on the way, and merging is adding.
     Unsigned128 squares = 0;
   };
-  void spill();
-  template <typename Visit>
-  void for_each_record(Visit visit);
-
   std::vector<Accumulator> by_key_;
-  std::vector<Record> buffer_;
-  std::FILE* spill_file_ = nullptr;
-  long long spilled_ = 0;
+  SpilledRecords<Record> records_;
 };
 
 }  // namespace nsel::analyze

@@ -1,8 +1,8 @@
 // One pass over NVTX_EVENTS (rows come in start order in every export seen; anything else is
 // read again sorted), split into runs of rows read at once, gives the NVTX summary, the steps
 // and each step's top-level ranges; the kernel and OS runtime tables give their own summaries.
-// Memory stays bounded: durations go through GroupedDurations, and nesting needs one stack per
-// thread.
+// Memory stays bounded: durations go through GroupedDurations, nesting needs one stack per
+// thread, and the ranges a run cannot nest alone wait on disk past a small buffer (Orphan).
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "analyze/duration_stats.hpp"
+#include "analyze/spilled_records.hpp"
 #include "analyze/sqlite_db.hpp"
 #include "nsel/error.hpp"
 #include "nsel/manifest.hpp"
@@ -232,14 +233,14 @@ struct TextHash {
 struct OutOfOrder {};  // rows not in start order: read again, sorted
 
 constexpr long long kRowsPerChunkAtLeast = 50000;
-constexpr unsigned kMostChunks = 4;  // each run of rows first reads the rows before it, briefly
+constexpr unsigned kMostChunks = 4;
+constexpr std::size_t kOrphansInMemory = 1 << 12;  // 128 KiB, the rest on disk
 
 // A step's top-level ranges by key: (ns, first start).
 using Shares = std::map<std::uint32_t, std::pair<long long, long long>>;
 
 struct StepFound {
   long long step = 0;
-  long long tid = 0;
   long long start = 0;
   std::optional<long long> end;  // nullopt: still open when the capture ended
   Shares shares;
@@ -247,9 +248,18 @@ struct StepFound {
 };
 
 struct Frame {
-  long long end;                  // LLONG_MAX while open
-  int step = -1;                  // index into the run's steps when this frame is one of its steps
-  long long foreign = LLONG_MIN;  // start of a step that began before the run, else LLONG_MIN
+  long long end;  // LLONG_MAX while open
+  int step = -1;  // index into the run's steps when this frame is one of its steps
+};
+
+// A push/pop range of a later run whose parent, if any, began in an earlier run: it is only
+// known once the earlier runs are read, from the stacks they leave open.
+struct Orphan {
+  long long tid;
+  long long start;
+  long long end;  // LLONG_MAX while open
+  std::uint32_t key;
+  bool step;  // a step itself, which is nobody's share
 };
 
 // What one thread learns from one run of rows of NVTX_EVENTS.
@@ -261,8 +271,10 @@ struct ChunkScan {
   std::unique_ptr<GroupedDurations> durations = std::make_unique<GroupedDurations>();
   std::vector<std::pair<std::uint32_t, long long>> open_ranges;  // (key, start)
   std::vector<StepFound> steps;
-  // Top-level ranges of steps that began before this run, by (thread, step start).
-  std::map<std::pair<long long, long long>, StepFound> foreign_steps;
+  // In start order; never any in the first run, where nothing began before.
+  std::unique_ptr<analyze::SpilledRecords<Orphan>> orphans =
+      std::make_unique<analyze::SpilledRecords<Orphan>>(kOrphansInMemory);
+  std::unordered_map<long long, std::vector<Frame>> stacks;  // per thread, as the run ends
   struct KeyInfo {
     long long domain;
     long long pid;
@@ -273,11 +285,11 @@ struct ChunkScan {
   std::map<std::pair<long long, long long>, std::pair<long long, std::string>> domains;
 };
 
-// The rows of NVTX_EVENTS with rowid in [first, last] (all when first < 0). With `look_back`
-// (a run that does not begin the table) it first finds the push/pop ranges still open where it
-// begins (few rows, filtered by SQLite alone), so that nesting across the boundary is exact.
-void scan_chunk(const fs::path& file, long long first, long long last, bool look_back, bool sorted,
-                const StepNamePattern& step_name, ChunkScan& scan) {
+// The rows of NVTX_EVENTS with rowid in [first, last] (all when first < 0). Ranges are nested
+// within the run alone; a run after the first notes the ranges left without a parent there, as
+// their parents, if any, are in earlier runs (see Orphan).
+void scan_chunk(const fs::path& file, long long first, long long last, bool after_first,
+                bool sorted, const StepNamePattern& step_name, ChunkScan& scan) {
   const Database db(file);
   Strings strings(db);
   const std::set<std::string> columns = db.columns("NVTX_EVENTS");
@@ -285,8 +297,7 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool look
   std::unordered_map<std::string, std::uint32_t, TextHash, std::equal_to<>> text_of_string;
   std::unordered_map<TextKey, std::uint32_t, TextKeyHash> key_of;
   std::vector<std::optional<long long>> step_of_key;
-  std::unordered_map<long long, std::vector<Frame>> stacks;  // per thread
-  std::vector<Frame>* stack = nullptr;                       // the last row's thread's
+  std::vector<Frame>* stack = nullptr;  // the last row's thread's
   long long stack_tid = 0;
 
   std::uint32_t last_text_index = UINT32_MAX;
@@ -339,26 +350,6 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool look
                                            column_or_null(columns, "globalTid"),
                                            column_or_null(columns, "text")};
 
-  if (look_back) {
-    Statement boundary =
-        db.prepare("SELECT start FROM NVTX_EVENTS WHERE rowid >= " + std::to_string(first) +
-                   " ORDER BY rowid LIMIT 1");
-    const long long begins = boundary.step() ? boundary.integer(0) : LLONG_MAX;
-    // Open at the boundary: begun before it, not yet ended (rows in start order, so the
-    // ranges of one thread arrive outermost first).
-    db.scan("NVTX_EVENTS WHERE rowid < " + std::to_string(first) + " AND eventType IN (" +
-                std::to_string(kNvtxPushPopRange) + ", " + std::to_string(kNvtxtPushPopRange) +
-                ") AND (end IS NULL OR end >= " + std::to_string(begins) + ")",
-            values, "", [&](const analyze::RowValues& rows) {
-              const long long tid = rows.integer(5);
-              const long long end = rows.type(1) == SQLITE_NULL ? LLONG_MAX : rows.integer(1);
-              const std::uint32_t key = key_of_row(rows, tid & kPidBits);
-              std::vector<Frame>& frames = stacks[tid];
-              while (!frames.empty() && frames.back().end < end) frames.pop_back();
-              frames.push_back({end, -1, step_of_key[key] ? rows.integer(0) : LLONG_MIN});
-            });
-  }
-
   const auto row = [&](const analyze::RowValues& rows) {
     const long long start = rows.integer(0);
     const bool open = rows.type(1) == SQLITE_NULL;
@@ -383,7 +374,7 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool look
     if (step_of_key[key]) {
       step_index = static_cast<int>(scan.steps.size());
       scan.steps.push_back(
-          {*step_of_key[key], tid, start, open ? std::nullopt : std::optional(end), {}, {}});
+          {*step_of_key[key], start, open ? std::nullopt : std::optional(end), {}, {}});
     }
     if (!push_pop) return;  // start/end ranges: steps only, as nvtxppsum leaves them out
 
@@ -394,22 +385,18 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool look
     }
     // Push/pop ranges nest per thread: the parent is the innermost range still running.
     if (stack == nullptr || tid != stack_tid) {
-      stack = &stacks[tid];
+      stack = &scan.stacks[tid];
       stack_tid = tid;
     }
     while (!stack->empty() && stack->back().end < end) stack->pop_back();
-    if (step_index < 0 && !stack->empty()) {
-      const Frame& parent = stack->back();
-      StepFound* step = nullptr;
-      if (parent.step >= 0) {
-        step = &scan.steps[static_cast<std::size_t>(parent.step)];
-      } else if (parent.foreign != LLONG_MIN) {
-        step = &scan.foreign_steps[{tid, parent.foreign}];
-      }
-      if (step != nullptr && open) {
-        step->open_shares.emplace_back(key, start);
-      } else if (step != nullptr) {
-        step->shares.try_emplace(key, 0, start).first->second.first += end - start;
+    if (stack->empty()) {
+      if (after_first) scan.orphans->push_back({tid, start, end, key, step_index >= 0});
+    } else if (step_index < 0 && stack->back().step >= 0) {
+      StepFound& step = scan.steps[static_cast<std::size_t>(stack->back().step)];
+      if (open) {
+        step.open_shares.emplace_back(key, start);
+      } else {
+        step.shares.try_emplace(key, 0, start).first->second.first += end - start;
       }
     }
     stack->push_back({end, step_index});
@@ -453,9 +440,23 @@ void add_shares(std::vector<RangeShare>& shares, const StepFound& found,
   }
 }
 
+// Runs of rowids [first, last] of about equal size, at most one per thread.
+std::vector<std::pair<long long, long long>> row_runs(long long first, long long last,
+                                                      unsigned threads) {
+  const long long rows = last - first + 1;
+  const long long count = std::clamp<long long>(
+      rows / kRowsPerChunkAtLeast, 1, static_cast<long long>(std::min(threads, kMostChunks)));
+  if (count == 1) return {{-1, -1}};
+  std::vector<std::pair<long long, long long>> runs;
+  for (long long c = 0; c < count; ++c) {
+    runs.emplace_back(first + rows * c / count, first + rows * (c + 1) / count - 1);
+  }
+  return runs;
+}
+
 // Reads NVTX_EVENTS in up to `threads` runs of rows at once, then joins them in order:
-// durations merge, steps follow one another, and top-level ranges of a step that began in an
-// earlier run join that step.
+// durations merge, steps follow one another, and the ranges each later run left without a
+// parent find it in the stacks the earlier runs left open.
 std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& db,
                                           const SummaryOptions& options, bool sorted) {
   const std::set<std::string> columns = db.columns("NVTX_EVENTS");
@@ -464,20 +465,12 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
   }
   std::vector<std::pair<long long, long long>> runs = {{-1, -1}};
   if (!sorted && options.threads > 1) {
-    Statement bounds = db.prepare("SELECT min(rowid), max(rowid) FROM NVTX_EVENTS");
-    if (bounds.step() && !bounds.is_null(0)) {
-      const long long first = bounds.integer(0);
-      const long long last = bounds.integer(1);
-      const long long count =
-          std::clamp<long long>((last - first + 1) / kRowsPerChunkAtLeast, 1,
-                                static_cast<long long>(std::min(options.threads, kMostChunks)));
-      if (count > 1) {
-        runs.clear();
-        const long long size = (last - first + count) / count;
-        for (long long c = 0; c < count; ++c) {
-          runs.emplace_back(first + c * size, c + 1 == count ? last : first + (c + 1) * size - 1);
-        }
-      }
+    // One query each: SQLite reads min() or max() of the rowid off the b-tree only when it is
+    // the query's only aggregate; together they cost a scan of the whole table.
+    Statement lowest = db.prepare("SELECT min(rowid) FROM NVTX_EVENTS");
+    Statement highest = db.prepare("SELECT max(rowid) FROM NVTX_EVENTS");
+    if (lowest.step() && !lowest.is_null(0) && highest.step()) {
+      runs = row_runs(lowest.integer(0), highest.integer(0), options.threads);
     }
   }
   std::vector<ChunkScan> chunks(runs.size());
@@ -486,7 +479,6 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
   for (std::size_t c = 0; c < runs.size(); ++c) {
     const auto work = [&, c] {
       try {
-        // The first run needs no look back: nothing is open before the table begins.
         scan_chunk(file, runs[c].first, runs[c].second, c > 0, sorted, options.step_name,
                    chunks[c]);
       } catch (...) {
@@ -531,24 +523,45 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
   }
 
   NvtxSummary out;
-  std::map<std::pair<long long, long long>, std::size_t> step_at;  // (thread, start) -> index
+  // The stacks of all runs so far, per thread; a frame's step is an index into out.steps.
+  std::unordered_map<long long, std::vector<Frame>> stacks;
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     ChunkScan& chunk = chunks[c];
     // Ranges never closed last until the last event, as nvtxppsum counts them.
     for (const auto& [key, start] : chunk.open_ranges) chunk.durations->add(key, last_time - start);
-    for (const auto& [at, found] : chunk.foreign_steps) {
-      const auto step = step_at.find(at);
-      if (step != step_at.end())
-        add_shares(out.steps[step->second].shares, found, names[c], last_time);
+    // This run's orphans under the steps earlier runs left open, nested as in one pass: the
+    // frames they end after close first.
+    std::map<std::size_t, StepFound> adopted;
+    chunk.orphans->for_each([&](const Orphan& orphan) {
+      std::vector<Frame>& frames = stacks[orphan.tid];
+      while (!frames.empty() && frames.back().end < orphan.end) frames.pop_back();
+      if (orphan.step || frames.empty() || frames.back().step < 0) return;
+      StepFound& step = adopted[static_cast<std::size_t>(frames.back().step)];
+      if (orphan.end == LLONG_MAX) {
+        step.open_shares.emplace_back(orphan.key, orphan.start);
+      } else {
+        step.shares.try_emplace(orphan.key, 0, orphan.start).first->second.first +=
+            orphan.end - orphan.start;
+      }
+    });
+    for (const auto& [index, found] : adopted) {
+      add_shares(out.steps[index].shares, found, names[c], last_time);
     }
+    const std::size_t first_step = out.steps.size();
     for (const StepFound& found : chunk.steps) {
       StepSummary step;
       step.step = found.step;
       step.start_ns = found.start;
       step.end_ns = found.end.value_or(last_time);
       add_shares(step.shares, found, names[c], last_time);
-      step_at[{found.tid, found.start}] = out.steps.size();
       out.steps.push_back(std::move(step));
+    }
+    for (const auto& [tid, frames] : chunk.stacks) {
+      std::vector<Frame>& below = stacks[tid];
+      for (const Frame& frame : frames) {
+        below.push_back(
+            {frame.end, frame.step < 0 ? -1 : static_cast<int>(first_step) + frame.step});
+      }
     }
   }
   // The step's own order: forward, backward, optimizer.

@@ -227,7 +227,10 @@ Action add_report(CLI::App& app) {
   sub->add_option("--top", options->top_kernels, "CUDA kernels listed per process")
       ->capture_default_str()
       ->type_name("N");
-  sub->add_option("-j,--jobs", options->jobs, "reports read at once (default: one per CPU)")
+  sub->add_option(
+         "-j,--jobs", options->jobs,
+         "reports read at once (default: one per CPU); with fewer reports than that, each is "
+         "read in parts at once")
       ->type_name("N");
   sub->add_option("--cache-dir", options->cache_dir,
                   "where exports go when a report's folder is read-only (default "
