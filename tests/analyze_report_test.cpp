@@ -249,6 +249,25 @@ TEST(Summary, MissingTablesMeanNoDataAndRowsOutOfOrderAreSorted) {
   fs::remove_all(dir);
 }
 
+TEST(Summary, ATableWithoutRowidsIsReadInOneRun) {
+  const fs::path dir = fresh_dir("without_rowid");
+  const fs::path db = dir / "without_rowid.sqlite";
+  execute(db, R"(
+    CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL PRIMARY KEY, end INTEGER,
+      eventType INTEGER NOT NULL, text TEXT, globalTid INTEGER) WITHOUT ROWID;
+    INSERT INTO NVTX_EVENTS VALUES (100, 300, 59, 'step 1', 5), (120, 200, 59, 'forward', 5),
+      (300, 450, 59, 'step 2', 5), (310, 400, 59, 'forward', 5);
+  )");
+  nsel::SummaryOptions two;
+  two.threads = 2;  // would read in two runs of rowids, which this table has none of
+  const nsel::ProcessSummary s = nsel::summarize_export(db, two);
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_EQ(s.steps[1].duration_ns(), 150);
+  ASSERT_EQ(s.steps[1].shares.size(), 1u);
+  EXPECT_EQ(s.steps[1].shares[0].ns, 90);
+  fs::remove_all(dir);
+}
+
 TEST(CompareSteps, SlowestAndStragglersAgainstTheMedian) {
   std::vector<nsel::ProcessSummary> processes(4);
   const long long times[4][2] = {{100, 200}, {105, 200}, {130, 205}, {100, 0}};

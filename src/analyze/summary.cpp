@@ -467,10 +467,15 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
   if (!sorted && options.threads > 1) {
     // One query each: SQLite reads min() or max() of the rowid off the b-tree only when it is
     // the query's only aggregate; together they cost a scan of the whole table.
-    Statement lowest = db.prepare("SELECT min(rowid) FROM NVTX_EVENTS");
-    Statement highest = db.prepare("SELECT max(rowid) FROM NVTX_EVENTS");
-    if (lowest.step() && !lowest.is_null(0) && highest.step()) {
-      runs = row_runs(lowest.integer(0), highest.integer(0), options.threads);
+    // A table without rowids (none known so far) is read in one run rather than failing.
+    try {
+      Statement lowest = db.prepare("SELECT min(rowid) FROM NVTX_EVENTS");
+      Statement highest = db.prepare("SELECT max(rowid) FROM NVTX_EVENTS");
+      if (lowest.step() && !lowest.is_null(0) && highest.step()) {
+        runs = row_runs(lowest.integer(0), highest.integer(0), options.threads);
+      }
+    } catch (const Error&) {
+      runs = {{-1, -1}};
     }
   }
   std::vector<ChunkScan> chunks(runs.size());
