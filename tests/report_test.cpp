@@ -352,6 +352,13 @@ TEST(Report, BadOptionsAreOneLineWithExitCodeTwo) {
       {{"--straggler-percent", "-5"},
        "nsel: error: --straggler-percent='-5': not a percentage; expected a number >= 0, for "
        "example 10 (10 % above the step's median)\n"},
+      {{"--top", "-5"},
+       "nsel: error: --top='-5': out of range; expected a whole number from 0 to 1000000\n"},
+      {{"--top", "ten"},
+       "nsel: error: --top='ten': not a whole number; expected a whole number from 0 to "
+       "1000000\n"},
+      {{"--jobs", "0"},
+       "nsel: error: --jobs='0': out of range; expected a whole number from 1 to 1024\n"},
       {{"/nonexistent/reports"},
        "nsel: error: PATH='/nonexistent/reports': no such file or folder; expected a report "
        "(.nsys-rep), an export (.sqlite) or a folder holding them\n"},

@@ -17,6 +17,7 @@
 #include "nsel/report_exports.hpp"
 #include "nsel/report_render.hpp"
 #include "nsel/report_summary.hpp"
+#include "nsel/values.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -30,8 +31,8 @@ struct ReportOptions {
   std::string html_file;
   std::string step_name = "step {n}";
   std::string straggler_percent = "10";
-  std::size_t top_kernels = 10;
-  unsigned jobs = 0;
+  std::string top_kernels = "10";
+  std::string jobs;  // empty: one per CPU
   std::string cache_dir;
   bool quiet = false;
 };
@@ -86,8 +87,13 @@ class Progress {
 };
 
 int run_report(const ReportOptions& options) {
-  SummaryOptions summary_options{StepNamePattern(options.step_name, "--step-name"),
-                                 options.top_kernels};
+  SummaryOptions summary_options{
+      StepNamePattern(options.step_name, "--step-name"),
+      static_cast<std::size_t>(parse_whole_number(options.top_kernels, "--top", 0, 1'000'000))};
+  const unsigned jobs_asked =
+      options.jobs.empty()
+          ? 0u
+          : static_cast<unsigned>(parse_whole_number(options.jobs, "--jobs", 1, 1024));
   const double straggler_percent = parse_percent(options.straggler_percent);
   std::vector<fs::path> roots;
   for (const std::string& p : options.paths) roots.emplace_back(p);
@@ -123,8 +129,7 @@ int run_report(const ReportOptions& options) {
 
   std::vector<std::optional<ProcessSummary>> summaries(reports.size());
   std::vector<std::optional<std::string>> errors(reports.size());
-  const unsigned cpus =
-      std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
+  const unsigned cpus = std::max(1u, jobs_asked ? jobs_asked : std::thread::hardware_concurrency());
   const unsigned jobs = std::min<unsigned>(cpus, static_cast<unsigned>(reports.size()));
   // CPUs left over when there are fewer reports than CPUs read a report's NVTX table in parts.
   summary_options.threads = std::max(1u, cpus / jobs);
