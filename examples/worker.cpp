@@ -4,34 +4,19 @@
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <string_view>
 
 #include "nsel/step.hpp"
 
 namespace {
 
-[[noreturn]] void usage(const char* problem) {
-  std::fprintf(stderr,
-               "nsel-example-worker: %s\n"
-               "usage: nsel-example-worker [--steps N] [--work-ms MS] [--name NAME] "
-               "[--exit-code K] [--describe FILE] [--progress FILE]\n",
-               problem);
-  std::exit(2);
-}
-
-long long number_after(int& i, int argc, char** argv) {
-  if (i + 1 >= argc) usage("missing value");
-  char* end = nullptr;
-  const long long value = std::strtoll(argv[++i], &end, 10);
-  if (*end != '\0' || value < 0) usage("expected a whole number");
-  return value;
-}
+constexpr long long kMostValue = 1'000'000'000;  // any count or time these programs take
 
 // Real work whose cost scales with the time asked for, so steps have visible, distinct lengths.
 double burn_cpu(std::chrono::milliseconds budget) {
@@ -68,23 +53,21 @@ int main(int argc, char** argv) {
   std::string name = "worker";
   std::string describe_path;
   std::string progress_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--steps") {
-      steps = number_after(i, argc, argv);
-    } else if (arg == "--work-ms") {
-      work_ms = number_after(i, argc, argv);
-    } else if (arg == "--exit-code") {
-      exit_code = number_after(i, argc, argv);
-    } else if (arg == "--name" && i + 1 < argc) {
-      name = argv[++i];
-    } else if (arg == "--describe" && i + 1 < argc) {
-      describe_path = argv[++i];
-    } else if (arg == "--progress" && i + 1 < argc) {
-      progress_path = argv[++i];
-    } else {
-      usage("unknown argument");
-    }
+  CLI::App app{"The example worker: training steps of CPU work, each in an NVTX range 'step <n>'",
+               "nsel-example-worker"};
+  app.add_option("--steps", steps, "steps to run")->check(CLI::Range(0LL, kMostValue));
+  app.add_option("--work-ms", work_ms, "CPU work per step, in ms")
+      ->check(CLI::Range(0LL, kMostValue));
+  app.add_option("--exit-code", exit_code, "exit code at the end")
+      ->check(CLI::Range(0LL, kMostValue));
+  app.add_option("--name", name, "the worker's name");
+  app.add_option("--describe", describe_path, "write the process's facts to this file");
+  app.add_option("--progress", progress_path, "write a line per step begun to this file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, or the error
+    return code == 0 ? 0 : 2;      // bad arguments exit 2, as nsel's own do
   }
   if (!describe_path.empty()) describe(describe_path);
   // One line per step begun, written at once ("<step> <wall clock ns>"), so that a test knows

@@ -5,33 +5,17 @@
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <string_view>
 #include <thread>
 
 namespace {
 
-[[noreturn]] void usage(const char* problem) {
-  std::fprintf(stderr,
-               "nvtx-workload: %s\n"
-               "usage: nvtx-workload [--steps N] [--ranges N] [--work-us US] [--slow-step N]\n"
-               "  --ranges: small ranges per step (total ranges ~ steps * (ranges + 6))\n",
-               problem);
-  std::exit(2);
-}
-
-long long number_after(int& i, int argc, char** argv) {
-  if (i + 1 >= argc) usage("missing value");
-  char* end = nullptr;
-  const long long value = std::strtoll(argv[++i], &end, 10);
-  if (*end != '\0' || value < 0) usage("expected a whole number");
-  return value;
-}
+constexpr long long kMostValue = 1'000'000'000;  // any count or time these programs take
 
 double spin(std::chrono::microseconds budget) {
   const auto until = std::chrono::steady_clock::now() + budget;
@@ -48,20 +32,20 @@ int main(int argc, char** argv) {
   long long steps = 4;
   long long ranges = 20;
   long long work_us = 2000;
-  long long slow_step = 0;  // this step's forward phase takes ten times longer
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--steps") {
-      steps = number_after(i, argc, argv);
-    } else if (arg == "--ranges") {
-      ranges = number_after(i, argc, argv);
-    } else if (arg == "--work-us") {
-      work_us = number_after(i, argc, argv);
-    } else if (arg == "--slow-step") {
-      slow_step = number_after(i, argc, argv);
-    } else {
-      usage("unknown argument");
-    }
+  long long slow_step = 0;
+  CLI::App app{"A training-loop-shaped NVTX workload for nsel report's tests and benchmarks",
+               "nvtx-workload"};
+  app.add_option("--steps", steps, "steps to run")->check(CLI::Range(0LL, kMostValue));
+  app.add_option("--ranges", ranges, "small ranges per step (total ranges ~ steps * (ranges + 6))")
+      ->check(CLI::Range(0LL, kMostValue));
+  app.add_option("--work-us", work_us, "work per phase, in us")->check(CLI::Range(0LL, kMostValue));
+  app.add_option("--slow-step", slow_step, "this step's forward phase takes ten times longer")
+      ->check(CLI::Range(0LL, kMostValue));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, or the error
+    return code == 0 ? 0 : 2;      // bad arguments exit 2, as nsel's own do
   }
 
   nvtxDomainHandle_t domain = nvtxDomainCreateA("nsel_io");
