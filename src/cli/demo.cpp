@@ -141,16 +141,20 @@ Action add_demo(CLI::App& app) {
       "uses '*policy*' and '2:4'. Reports land in <root>/session_<time>_<pid>/logs/nsight/\n"
       "(Ray's layout, with a session_latest link), then are listed with the steps they hold.");
   demo->add_option("--steps", options->steps_text,
-                   "training steps to run, 1 to 1000000 (default 5)");
+                   "training steps to run, 1 to 1000000 (default 5)")
+      ->type_name("N");
   demo->add_option("--work-ms", options->work_ms_text,
-                   "CPU work per step in milliseconds, 0 to 600000 (default 150)");
+                   "CPU work per step in milliseconds, 0 to 600000 (default 150)")
+      ->type_name("MS");
   demo->add_option("--root", options->root,
-                   "folder for the Ray-style sessions (default: <temp>/nsel-demo)");
+                   "folder for the Ray-style sessions (default: <temp>/nsel-demo)")
+      ->type_name("DIR");
   demo->add_flag("--json", options->json, "print the produced reports as one JSON object");
   demo->add_option("--ranks", options->ranks,
                    "run N policy ranks (RANK=0..N-1) to show rank selection; without\n"
                    "NSEL_PROFILE_RANKS (or a local-rank or node filter) only rank 0 is profiled")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, 64))
+      ->type_name("N");
 
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel demo takes no PROGRAM; see 'nsel demo --help'");

@@ -27,10 +27,14 @@ Action add_doctor(CLI::App& app) {
       "LD_LIBRARY_PATH for Megatron workers, and free space where reports go. Each warning or\n"
       "problem comes with its fix. Exit code 1 when there is a problem, 0 otherwise.");
   doctor->add_flag("--json", options->json, "one JSON object: checks[] and the problem count");
-  doctor->add_option("--output-dir", options->output_dir,
-                     "where reports will go (default: /tmp/ray if it exists, else here)");
-  doctor->add_option("--python", options->python,
-                     "the Python that runs Ray's workers, to find Ray (default: python3)");
+  doctor
+      ->add_option("--output-dir", options->output_dir,
+                   "where reports will go (default: /tmp/ray if it exists, else here)")
+      ->type_name("DIR");
+  doctor
+      ->add_option("--python", options->python,
+                   "the Python that runs Ray's workers, to find Ray (default: python3)")
+      ->type_name("PROGRAM");
 
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel doctor takes no PROGRAM; see 'nsel doctor --help'");

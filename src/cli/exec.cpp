@@ -53,11 +53,14 @@ Action add_exec(CLI::App& app) {
       "Usage: nsel exec --worker NAME [--output-dir DIR] [--capture MODE] [--rank N]\n"
       "                 [--local-rank N] [--node NAME] -- PROGRAM [ARGS...]");
   exec->add_option("--worker", options->worker, "the worker's name, matched against the patterns")
-      ->required();
+      ->required()
+      ->type_name("NAME");
   exec->add_option("--output-dir", options->output_dir,
-                   "folder for the report (created if missing; default: the working directory)");
+                   "folder for the report (created if missing; default: the working directory)")
+      ->type_name("DIR");
   exec->add_option("--capture", options->capture,
-                   "force the capture mode: auto|cuda|nvtx|none (default: NSEL_CAPTURE or auto)");
+                   "force the capture mode: auto|cuda|nvtx|none (default: NSEL_CAPTURE or auto)")
+      ->type_name("MODE");
   const auto identity = add_identity_flags(exec);
 
   return [options, identity](const std::vector<std::string>& program) -> int {

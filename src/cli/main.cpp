@@ -57,6 +57,28 @@ std::string conversion_message(const CLI::ConversionError& error, const CLI::App
                          type.empty() ? "the form 'nsel --help' shows" : "a value of type " + type);
 }
 
+// CLI11 says "--worker: 1 required NAME missing" when a value is left out, and "--worker: At
+// Most 1 required but received 2" when it is given twice.
+std::string missing_value_message(const CLI::ArgumentMismatch& error) {
+  const std::string text = error.what();
+  const std::string required = " required ";
+  const std::string missing = " missing";
+  const std::size_t colon = text.find(": ");
+  const std::size_t type_at = text.find(required);
+  const std::string at_most = ": At Most 1 required but received ";
+  if (const std::size_t repeated = text.find(at_most); repeated != std::string::npos) {
+    const std::string name = text.substr(0, repeated);
+    return name + " given " + text.substr(repeated + at_most.size()) + " times; expected it once";
+  }
+  if (colon == std::string::npos || type_at == std::string::npos || !text.ends_with(missing)) {
+    return text;
+  }
+  const std::string name = text.substr(0, colon);
+  const std::string type = text.substr(type_at + required.size(),
+                                       text.size() - type_at - required.size() - missing.size());
+  return nsel::bad_value(name, "", "no value given", name + " " + type);
+}
+
 }  // namespace
 
 }  // namespace nsel::cli
@@ -137,9 +159,12 @@ int main(int argc, char** argv) {
         if (entry.first->get_name() == *named) command = entry.first;
       }
     }
-    const auto* conversion = dynamic_cast<const CLI::ConversionError*>(&e);
-    std::string message =
-        conversion != nullptr ? nsel::cli::conversion_message(*conversion, command) : e.what();
+    std::string message = e.what();
+    if (const auto* conversion = dynamic_cast<const CLI::ConversionError*>(&e)) {
+      message = nsel::cli::conversion_message(*conversion, command);
+    } else if (const auto* mismatch = dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+      message = nsel::cli::missing_value_message(*mismatch);
+    }
     for (char& c : message) {
       if (c == '\n') c = ' ';
     }

@@ -126,13 +126,16 @@ Action add_plan(CLI::App& app) {
       ->required();
   plan->add_flag("--json", options->json, "one JSON object per worker and line");
   plan->add_option("--capture", options->capture,
-                   "force the capture mode: auto|cuda|nvtx|none (default: NSEL_CAPTURE or auto)");
-  plan->add_option("--output-dir", options->output_dir, "folder the reports would be written to");
+                   "force the capture mode: auto|cuda|nvtx|none (default: NSEL_CAPTURE or auto)")
+      ->type_name("MODE");
+  plan->add_option("--output-dir", options->output_dir, "folder the reports would be written to")
+      ->type_name("DIR");
   const auto identity = add_identity_flags(plan);
   plan->add_option("--ranks", options->ranks,
                    "plan every rank of this list (e.g. 0-7), one line per worker and rank, to see "
                    "which ranks NSEL_PROFILE_RANKS selects")
-      ->excludes(identity->rank_option);
+      ->excludes(identity->rank_option)
+      ->type_name("LIST");
 
   return [options, identity](const std::vector<std::string>& program) {
     for (const std::string& worker : options->workers) parse_worker_name(worker, "WORKER");

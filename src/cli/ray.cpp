@@ -77,11 +77,15 @@ Action add_ray(CLI::App& app) {
                                 "change nothing; exit 1 when the file is not patched");
   auto* revert = patch->add_flag("--revert", options->revert, "put Ray's original line back");
   check->excludes(revert);
-  auto* site = patch->add_option("--site-packages", options->site_packages,
-                                 "the folder holding Ray's 'ray/' package (default: where --python "
-                                 "finds it)");
-  auto* python = patch->add_option("--python", options->python,
-                                   "the interpreter whose Ray to fix (default: python3 on PATH)");
+  auto* site = patch
+                   ->add_option("--site-packages", options->site_packages,
+                                "the folder holding Ray's 'ray/' package (default: where --python "
+                                "finds it)")
+                   ->type_name("DIR");
+  auto* python = patch
+                     ->add_option("--python", options->python,
+                                  "the interpreter whose Ray to fix (default: python3 on PATH)")
+                     ->type_name("PROGRAM");
   site->excludes(python);
   patch->add_flag("--json", options->json,
                   "print one JSON object: file, ray_version, status, line, message");

@@ -33,7 +33,8 @@ Action add_recover(CLI::App& app) {
       "the last 30 s) is left alone. Exit code 1 when any conversion failed.\n"
       "Usage: nsel recover [--importer PATH] [--keep-qdstrm] [ROOT...]");
   recover->add_option("ROOT", options->roots, "folders to search");
-  recover->add_option("--importer", options->importer, "the QdstrmImporter to use");
+  recover->add_option("--importer", options->importer, "the QdstrmImporter to use")
+      ->type_name("PROGRAM");
   recover->add_flag("--keep-qdstrm", options->keep, "keep each .qdstrm after converting it");
 
   return [options](const std::vector<std::string>& trailing) -> int {

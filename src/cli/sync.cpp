@@ -77,17 +77,22 @@ Action add_sync(CLI::App& app) {
       "with SLURM_NODEID=0 (or none), the others use their host name.\n"
       "Usage: nsel sync [--src DIR] [--dest LOG_DIR] [--every SECONDS [--full-every SECONDS]\n"
       "       [--max-watches N]] [--head|--node NAME|--node-ip] [--json] [--quiet]");
-  sync->add_option("--src", options->source, "the Ray temp folder (default /tmp/ray)");
-  sync->add_option("--dest", options->dest, "the job's log folder LOG_DIR");
+  sync->add_option("--src", options->source, "the Ray temp folder (default /tmp/ray)")
+      ->type_name("DIR");
+  sync->add_option("--dest", options->dest, "the job's log folder LOG_DIR")->type_name("LOG_DIR");
   sync->add_option("--every", options->every,
-                   "seconds between passes (default: RAY_LOG_SYNC_FREQUENCY; unset: one pass)");
+                   "seconds between passes (default: RAY_LOG_SYNC_FREQUENCY; unset: one pass)")
+      ->type_name("SECONDS");
   sync->add_option("--full-every", options->full_every,
                    "with --every: the most seconds between passes that look at every file\n"
-                   "(default 600; 0: every pass does)");
+                   "(default 600; 0: every pass does)")
+      ->type_name("SECONDS");
   sync->add_option("--max-watches", options->max_watches,
                    "with --every: the most source folders to watch for changes (default: as\n"
-                   "many as fs.inotify.max_user_watches allows; 0: none, every pass is full)");
-  sync->add_option("--node", options->node, "this node's folder name (default: its host name)");
+                   "many as fs.inotify.max_user_watches allows; 0: none, every pass is full)")
+      ->type_name("N");
+  sync->add_option("--node", options->node, "this node's folder name (default: its host name)")
+      ->type_name("NAME");
   sync->add_flag("--head", options->head, "this is the head node: no node folder");
   sync->add_flag("--node-ip", options->node_ip, "name this node's folder by its IP address");
   sync->add_flag("--quiet", options->quiet,
