@@ -19,6 +19,7 @@
 #include "support.hpp"
 
 namespace fs = std::filesystem;
+using nsel::test::slurp;
 using namespace std::chrono_literals;
 
 extern char** environ;
@@ -109,11 +110,6 @@ int wait_code(pid_t pid) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 struct Interrupted {

@@ -26,6 +26,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using nsel::test::make_temp_dir;
 using nsel::test::run;
+using nsel::test::slurp;
+using nsel::test::spit;
 
 namespace {
 
@@ -36,16 +38,6 @@ std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   return host;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void spit(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
 }
 
 // Copies `from` to `to` and dates it `age` ago (old files are finished files).

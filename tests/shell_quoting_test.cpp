@@ -13,6 +13,7 @@
 #include "support.hpp"
 
 namespace fs = std::filesystem;
+using nsel::test::slurp;
 
 namespace {
 
@@ -43,11 +44,6 @@ const std::vector<std::string> kHostile = {
     "\\",
     "!!",
 };
-
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // NUL-separated values, as `printf '%s\0' "$@"` writes them.
 std::vector<std::string> split_nul(const std::string& text) {

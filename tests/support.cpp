@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -20,13 +19,6 @@ namespace nsel::test {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 fs::path export_of(const fs::path& report) {
   const fs::path out = report.parent_path() / (report.stem().string() + ".test.sqlite");
@@ -115,6 +107,16 @@ RunResult finish(const Started& started) {
   fs::remove(out_file.string() + ".out");
   fs::remove(out_file.string() + ".err");
   return result;
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const fs::path& path, const std::string& bytes) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
 }
 
 fs::path make_temp_dir(const std::string& label) {

@@ -41,6 +41,10 @@ std::vector<long long> exported_steps(const std::filesystem::path& report);
 // Rows in `table` of the report's export (0 when the table is absent).
 long long exported_row_count(const std::filesystem::path& report, const std::string& table);
 
+// A file's bytes ("" when it cannot be read), and a file written whole (folders made).
+std::string slurp(const std::filesystem::path& path);
+void spit(const std::filesystem::path& path, const std::string& bytes);
+
 // key=value lines written by `nsel-example-worker --describe FILE`.
 std::map<std::string, std::string> read_description(const std::filesystem::path& file);
 

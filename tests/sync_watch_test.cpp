@@ -20,21 +20,13 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 using nsel::test::make_temp_dir;
+using nsel::test::slurp;
+using nsel::test::spit;
 
 namespace {
 
 const std::string kNsel = NSEL_BINARY;
 const std::string kSession = "session_2026-03-01_10-00-00_000001_9";
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void spit(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 // A Ray temp folder with one session of `folders` log folders holding 5 files each.
 struct Tree {
