@@ -28,6 +28,25 @@ using sync_detail::FolderChanges;
 using sync_detail::FolderWatch;
 using sync_detail::WatchedFolder;
 
+namespace {
+
+// Seconds between passes, fractions allowed: a number from 0 to a year, else nothing.
+std::optional<double> period_of(const std::string& text) {
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0) ||
+      seconds > 86400.0 * 365) {
+    return std::nullopt;
+  }
+  return seconds;
+}
+
+std::chrono::milliseconds to_milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
+}
+
+}  // namespace
+
 fs::path slurm_log_dir(std::string_view base_log_dir, std::string_view job_id,
                        std::string_view restart_count) {
   std::string name(job_id);
@@ -77,28 +96,21 @@ SyncSettings resolve_sync_settings(const SyncRequest& request, const SyncEnvLook
     every_source = "RAY_LOG_SYNC_FREQUENCY";
   }
   if (every) {
-    double seconds = 0;
-    const std::string& text = *every;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-    if (ec != std::errc() || end != text.data() + text.size() || !(seconds > 0) ||
-        seconds > 86400.0 * 365) {
-      throw Error(bad_value(every_source, text, "not a positive number of seconds",
+    const auto seconds = period_of(*every);
+    if (!seconds || *seconds <= 0) {
+      throw Error(bad_value(every_source, *every, "not a positive number of seconds",
                             "seconds between passes, e.g. '30' or '0.5'"));
     }
-    settings.every = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
-    if (settings.every.count() == 0) settings.every = std::chrono::milliseconds(1);
+    settings.every = std::max(std::chrono::milliseconds(1), to_milliseconds(*seconds));
   }
   if (request.full_every) {
-    double seconds = 0;
-    const std::string& text = *request.full_every;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-    if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0) ||
-        seconds > 86400.0 * 365) {
-      throw Error(bad_value("--full-every", text, "not a number of seconds",
+    const auto seconds = period_of(*request.full_every);
+    if (!seconds) {
+      throw Error(bad_value("--full-every", *request.full_every, "not a number of seconds",
                             "the most seconds between passes that look at every file, e.g. "
                             "'600'; '0': every pass does"));
     }
-    settings.full_every = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
+    settings.full_every = to_milliseconds(*seconds);
   }
   if (request.max_watches) {
     std::size_t count = 0;
