@@ -2,7 +2,7 @@
 // same run: the goal is one predictable branch, i.e. a difference of well under a nanosecond.
 #include <benchmark/benchmark.h>
 
-#include "nsel/step.hpp"
+#include "nsel/step/step.hpp"
 
 namespace {
 

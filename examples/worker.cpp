@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "nsel/step.hpp"
+#include "nsel/step/step.hpp"
 
 namespace {
 

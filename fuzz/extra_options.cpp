@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "check.hpp"
-#include "nsel/error.hpp"
-#include "nsel/nsys_options.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/nsys_options.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

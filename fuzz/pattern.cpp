@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "check.hpp"
-#include "nsel/pattern.hpp"
+#include "nsel/core/pattern.hpp"
 
 namespace {
 

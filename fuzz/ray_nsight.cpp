@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "check.hpp"
-#include "nsel/ray_patch.hpp"
+#include "nsel/core/ray_patch.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <string_view>
 
 #include "check.hpp"
-#include "nsel/error.hpp"
-#include "nsel/step_window.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/step_window.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

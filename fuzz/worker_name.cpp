@@ -5,9 +5,9 @@
 #include <string_view>
 
 #include "check.hpp"
-#include "nsel/error.hpp"
-#include "nsel/report_layout.hpp"
-#include "nsel/values.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/values.hpp"
+#include "nsel/reports/layout.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

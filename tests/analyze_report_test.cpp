@@ -10,12 +10,13 @@
 #include <random>
 
 #include "analyze/duration_stats.hpp"
-#include "nsel/error.hpp"
-#include "nsel/manifest.hpp"
-#include "nsel/report_comparison.hpp"
-#include "nsel/report_exports.hpp"
-#include "nsel/report_render.hpp"
-#include "nsel/report_summary.hpp"
+#include "nsel/analyze/comparison.hpp"
+#include "nsel/analyze/exports.hpp"
+#include "nsel/analyze/render.hpp"
+#include "nsel/analyze/summary.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/sys/files.hpp"
 
 namespace fs = std::filesystem;
 

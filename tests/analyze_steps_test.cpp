@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "nsel/error.hpp"
-#include "nsel/step_ranges.hpp"
+#include "nsel/analyze/step_ranges.hpp"
+#include "nsel/core/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "nsel/command_line.hpp"
+#include "nsel/core/command_line.hpp"
 
 using nsel::shell_join;
 using nsel::shell_quote;

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "nsel/error.hpp"
-#include "nsel/nsys_options.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/nsys_options.hpp"
 
 using nsel::NsysOptions;
 using nsel::StepWindow;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "nsel/pattern.hpp"
+#include "nsel/core/pattern.hpp"
 
 using nsel::fnmatch_case;
 using nsel::PatternList;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
-#include "nsel/error.hpp"
-#include "nsel/plan.hpp"
-#include "nsel/settings.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/settings.hpp"
 
 using nsel::CaptureMode;
 using nsel::PlanRequest;

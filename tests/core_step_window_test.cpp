@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "nsel/error.hpp"
-#include "nsel/step_window.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/step_window.hpp"
 
 using nsel::parse_step_window;
 using nsel::StepWindow;

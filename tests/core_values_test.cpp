@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "nsel/doctor.hpp"
-#include "nsel/error.hpp"
-#include "nsel/launch_settings.hpp"
-#include "nsel/values.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/launch_settings.hpp"
+#include "nsel/core/values.hpp"
+#include "nsel/doctor/doctor.hpp"
 
 using namespace std::chrono_literals;
 

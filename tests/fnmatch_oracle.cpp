@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "nsel/pattern.hpp"
+#include "nsel/core/pattern.hpp"
 
 int main() {
   std::ios::sync_with_stdio(false);

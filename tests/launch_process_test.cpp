@@ -6,8 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "nsel/error.hpp"
-#include "nsel/process.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/launch/nsys_agents.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -44,15 +45,14 @@ TEST(ResolveProgram, MissingProgramIsAClearError) {
   }
 }
 
-TEST(RunSupervised, ExitCodesPassThrough) {
-  EXPECT_EQ(nsel::run_supervised({"/bin/sh", "-c", "exit 7"}), 7);
-  EXPECT_EQ(nsel::run_supervised({"/bin/sh", "-c", "kill -TERM $$"}), 128 + 15);
-}
-
-TEST(RunSupervised, ExtraEnvironmentReachesTheChild) {
-  EXPECT_EQ(nsel::run_supervised({"/bin/sh", "-c", "test \"$NSEL_TEST_VALUE\" = 'a b'"},
-                                 {"NSEL_TEST_VALUE=a b"}),
+TEST(SpawnProcess, ExitCodesAndExtraEnvironmentReachTheCaller) {
+  EXPECT_EQ(nsel::wait_exit_code(nsel::spawn_process({"/bin/sh", "-c", "exit 7"})), 7);
+  EXPECT_EQ(nsel::wait_exit_code(nsel::spawn_process({"/bin/sh", "-c", "kill -TERM $$"})),
+            128 + 15);
+  EXPECT_EQ(nsel::wait_exit_code(nsel::spawn_process(
+                {"/bin/sh", "-c", "test \"$NSEL_TEST_VALUE\" = 'a b'"}, {"NSEL_TEST_VALUE=a b"})),
             0);
+  EXPECT_EQ(nsel::run_quietly({"/bin/sh", "-c", "echo hidden; exit 3"}), 3);
 }
 
 TEST(StopNsysAgents, EndsOnlyTheAgentsOfTheGivenSession) {

@@ -14,8 +14,9 @@
 #include <random>
 #include <thread>
 
-#include "nsel/manifest.hpp"
-#include "nsel/process.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/sys/proc.hpp"
+#include "nsel/sys/process.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;

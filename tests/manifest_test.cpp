@@ -1,9 +1,10 @@
 // The manifest's text form: round trip, stable layout, and one-line errors naming the file.
 #include <gtest/gtest.h>
 
-#include "nsel/error.hpp"
-#include "nsel/manifest.hpp"
-#include "nsel/sync.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/launch/manifest_recorder.hpp"
+#include "nsel/sync/mirror.hpp"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "nsel/error.hpp"
-#include "nsel/ray_patch.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/launch/ray_patch_file.hpp"
 
 namespace fs = std::filesystem;
 

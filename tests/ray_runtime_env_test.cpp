@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "nsel/plan.hpp"
-#include "nsel/ray_runtime_env.hpp"
-#include "nsel/settings.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/ray_runtime_env.hpp"
+#include "nsel/core/settings.hpp"
 
 namespace {
 

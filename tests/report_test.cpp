@@ -11,7 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "nsel/process.hpp"
+#include "nsel/launch/nsys_agents.hpp"
+#include "nsel/sys/process.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "nsel/report_layout.hpp"
+#include "nsel/reports/layout.hpp"
 
 namespace fs = std::filesystem;
 

@@ -17,9 +17,10 @@
 #include <set>
 #include <thread>
 
-#include "nsel/manifest.hpp"
-#include "nsel/process.hpp"
-#include "nsel/sync.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/sync/mirror.hpp"
+#include "nsel/sys/host.hpp"
+#include "nsel/sys/process.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "nsel/manifest.hpp"
-#include "nsel/rank_selection.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/core/rank_selection.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;

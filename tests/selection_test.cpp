@@ -9,12 +9,12 @@
 #include <fstream>
 #include <map>
 
-#include "nsel/error.hpp"
-#include "nsel/plan.hpp"
-#include "nsel/rank_selection.hpp"
-#include "nsel/settings.hpp"
-#include "nsel/step.hpp"
-#include "nsel/window_reports.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/rank_selection.hpp"
+#include "nsel/core/settings.hpp"
+#include "nsel/reports/window_reports.hpp"
+#include "nsel/step/step.hpp"
 
 using nsel::StepWindow;
 

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "nsel/command_line.hpp"
-#include "nsel/error.hpp"
-#include "nsel/manifest.hpp"
+#include "nsel/core/command_line.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "nsel/step.hpp"
+#include "nsel/step/step.hpp"
 
 using nsel::StepController;
 

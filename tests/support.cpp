@@ -1,6 +1,7 @@
 #include "support.hpp"
 
-#include "nsel/process.hpp"
+#include "nsel/sys/proc.hpp"
+#include "nsel/sys/process.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

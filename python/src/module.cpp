@@ -11,16 +11,17 @@
 #include <cstdlib>
 #include <string>
 
-#include "nsel/command_line.hpp"
-#include "nsel/error.hpp"
-#include "nsel/gpu_probe.hpp"
+#include "nsel/core/command_line.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/step/gpu_probe.hpp"
 #include "nsel/nsel.h"
-#include "nsel/plan.hpp"
-#include "nsel/rank_selection.hpp"
-#include "nsel/ray_patch.hpp"
-#include "nsel/ray_runtime_env.hpp"
-#include "nsel/settings.hpp"
-#include "nsel/step.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/rank_selection.hpp"
+#include "nsel/launch/ray_patch_file.hpp"
+#include "nsel/core/ray_runtime_env.hpp"
+#include "nsel/core/settings.hpp"
+#include "nsel/step/step.hpp"
+#include "nsel/sys/host.hpp"
 
 namespace nb = nanobind;
 
@@ -85,7 +86,7 @@ nsel::WorkerPlan plan_here(const std::string& worker, const std::string& output_
   request.worker = worker;
   request.output_dir = output_dir;
   if (planner == Planner::this_process) {
-    request.identity = nsel::identify_process(environment, given, nsel::this_host_name());
+    request.identity = nsel::identify_process(environment, given, nsel::host_name());
   } else {
     request.identity = nsel::identify_process(
         [](std::string_view) { return std::optional<std::string>(); }, given, "");

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <map>
 
-#include "nsel/report_comparison.hpp"
+#include "nsel/analyze/comparison.hpp"
 
 namespace nsel {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analyze/spilled_records.hpp"
-#include "nsel/report_summary.hpp"
+#include "nsel/analyze/summary.hpp"
 
 namespace nsel::analyze {
 

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <set>
 
-#include "nsel/error.hpp"
-#include "nsel/manifest.hpp"
-#include "nsel/report_exports.hpp"
+#include "nsel/analyze/exports.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "nsel/report_summary.hpp"
+#include "nsel/analyze/summary.hpp"
 
 namespace nsel::analyze_text {
 

@@ -9,8 +9,9 @@
 #include <sstream>
 
 #include "analyze/number_text.hpp"
-#include "nsel/error.hpp"
-#include "nsel/report_render.hpp"
+#include "nsel/analyze/render.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/sys/files.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -272,28 +273,6 @@ nlohmann::json render_json(const ReportSet& set) {
           {"steps", steps},
           {"straggler_percent", set.comparison.straggler_percent},
           {"failures", failures}};
-}
-
-void write_file_atomically(const fs::path& file, const std::string& content) {
-  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  const fs::path temporary =
-      folder / ("." + file.filename().string() + ".tmp-" + std::to_string(getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(temporary, ec);
-      throw Error("cannot write " + quote(file.string()), 1);
-    }
-  }
-  std::error_code ec;
-  fs::rename(temporary, file, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    throw Error("cannot write " + quote(file.string()) + ": " + ec.message(), 1);
-  }
 }
 
 namespace {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "analyze/number_text.hpp"
-#include "nsel/report_render.hpp"
+#include "nsel/analyze/render.hpp"
 
 namespace nsel {
 namespace {

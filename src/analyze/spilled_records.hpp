@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel::analyze {
 

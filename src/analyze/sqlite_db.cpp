@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel::analyze {
 

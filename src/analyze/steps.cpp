@@ -1,8 +1,8 @@
 #include <algorithm>
 
 #include "analyze/sqlite_db.hpp"
-#include "nsel/report_summary.hpp"
-#include "nsel/step_ranges.hpp"
+#include "nsel/analyze/step_ranges.hpp"
+#include "nsel/analyze/summary.hpp"
 
 namespace nsel {
 

@@ -16,11 +16,12 @@
 #include "analyze/duration_stats.hpp"
 #include "analyze/spilled_records.hpp"
 #include "analyze/sqlite_db.hpp"
-#include "nsel/error.hpp"
-#include "nsel/manifest.hpp"
-#include "nsel/report_layout.hpp"
-#include "nsel/report_summary.hpp"
-#include "nsel/step_window.hpp"
+#include "nsel/analyze/summary.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/core/step_window.hpp"
+#include "nsel/reports/layout.hpp"
+#include "nsel/sys/files.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;

@@ -13,14 +13,15 @@
 
 #include "cli/commands.hpp"
 #include "cli/identity.hpp"
-#include "nsel/error.hpp"
-#include "nsel/gpu_probe.hpp"
-#include "nsel/plan.hpp"
-#include "nsel/process.hpp"
-#include "nsel/report_layout.hpp"
-#include "nsel/settings.hpp"
-#include "nsel/step_ranges.hpp"
-#include "nsel/values.hpp"
+#include "nsel/analyze/step_ranges.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/settings.hpp"
+#include "nsel/core/values.hpp"
+#include "nsel/reports/layout.hpp"
+#include "nsel/step/gpu_probe.hpp"
+#include "nsel/sys/host.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -52,7 +53,7 @@ constexpr const char* kDefaultRanks = "0";
 // With --ranks and no rank or node filter set, the demo selects rank 0 to show the filter at work.
 void default_rank_filter() {
   for (std::string_view name : {kRanksVariable, kLocalRanksVariable, kNodesVariable}) {
-    if (!environment(name).value_or("").empty()) return;
+    if (!environment_variable(name).value_or("").empty()) return;
   }
   std::fprintf(stderr,
                "nsel demo: --ranks is given and %s is not set; using '%s' (set it to choose "
@@ -67,7 +68,7 @@ void preview_selection(std::vector<DemoWorker>& workers, const ProfileSettings& 
     const std::string rank = std::to_string(worker.rank);
     const auto lookup = [&](std::string_view name) -> std::optional<std::string> {
       if (name == "RANK" || name == "LOCAL_RANK") return rank;
-      return environment(name);
+      return environment_variable(name);
     };
     PlanRequest request;
     request.worker = worker.name;
@@ -86,16 +87,6 @@ struct ListedReport {
   std::vector<StepRange> steps;
   std::string problem;
 };
-
-std::string human_size(std::uintmax_t bytes) {
-  char text[32];
-  if (bytes >= 1024 * 1024) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  } else {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
-  }
-  return text;
-}
 
 // Exports one report to a temporary SQLite file and reads its steps back.
 ListedReport inspect(const fs::path& report, const std::string& nsys) {
@@ -164,8 +155,8 @@ Action add_demo(CLI::App& app) {
       throw Error(bad_value("--root", options->root, "not a folder",
                             "a folder for the sessions (created if missing)"));
     }
-    const bool patterns_set = !environment(kWorkerPatternsVariable).value_or("").empty();
-    const bool range_set = !environment(kStepRangeVariable).value_or("").empty();
+    const bool patterns_set = !environment_variable(kWorkerPatternsVariable).value_or("").empty();
+    const bool range_set = !environment_variable(kStepRangeVariable).value_or("").empty();
     if (!patterns_set && !range_set) {
       std::fprintf(stderr,
                    "nsel demo: %s and %s are not set; using '%s' and '%s' "
@@ -177,7 +168,7 @@ Action add_demo(CLI::App& app) {
     }
     if (options->ranks > 0) default_rank_filter();
     // Fails here, before any folder or process exists, on any bad setting.
-    const ProfileSettings settings = ProfileSettings::from_environment(environment);
+    const ProfileSettings settings = ProfileSettings::from_environment(environment_variable);
     const std::string self = self_executable();
     const std::string worker_program =
         (fs::path(self).parent_path() / "nsel-example-worker").string();
@@ -186,14 +177,14 @@ Action add_demo(CLI::App& app) {
                       " is missing; build the project (it sits beside nsel)",
                   1);
     }
-    const auto nsys = find_nsys();
+    const auto nsys = find_program("nsys", environment_variable("PATH").value_or(""));
     const fs::path root =
         options->root.empty() ? fs::temp_directory_path() / "nsel-demo" : fs::path(options->root);
     const fs::path nsight =
         create_ray_session(fs::absolute(root), std::chrono::system_clock::now(), getpid());
     std::fprintf(stderr, "nsel demo: session %s\n", nsight.parent_path().parent_path().c_str());
     std::fprintf(stderr, "nsel demo: %lld steps; patterns %s; window %s\n", options->steps,
-                 quote(environment(kWorkerPatternsVariable).value_or("")).c_str(),
+                 quote(environment_variable(kWorkerPatternsVariable).value_or("")).c_str(),
                  windows_text(settings.windows).c_str());
 
     std::vector<DemoWorker> workers;
@@ -284,7 +275,7 @@ Action add_demo(CLI::App& app) {
       if (listed.empty()) std::printf("  (none: no worker matched the patterns)\n");
       for (const ListedReport& report : listed) {
         std::printf("  %-48s %10s  steps %s%s%s\n", report.path.filename().c_str(),
-                    human_size(report.bytes).c_str(), describe_steps(report.steps).c_str(),
+                    size_text(report.bytes).c_str(), describe_steps(report.steps).c_str(),
                     report.problem.empty() ? "" : "  ! ", report.problem.c_str());
       }
       for (const fs::path& leftover : leftovers) {

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "nsel/doctor.hpp"
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/doctor/doctor.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -39,7 +39,7 @@ Action add_doctor(CLI::App& app) {
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel doctor takes no PROGRAM; see 'nsel doctor --help'");
     const std::vector<DoctorCheck> checks =
-        run_doctor({environment, options->output_dir, options->python});
+        run_doctor({environment_variable, options->output_dir, options->python});
     int problems = 0;
     for (const DoctorCheck& check : checks) {
       problems += check.status == DoctorCheck::Status::problem ? 1 : 0;

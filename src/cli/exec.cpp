@@ -10,16 +10,17 @@
 
 #include "cli/commands.hpp"
 #include "cli/identity.hpp"
-#include "nsel/error.hpp"
-#include "nsel/gpu_probe.hpp"
-#include "nsel/launch_settings.hpp"
-#include "nsel/manifest.hpp"
-#include "nsel/nsys_check.hpp"
-#include "nsel/plan.hpp"
-#include "nsel/process.hpp"
-#include "nsel/supervisor.hpp"
-#include "nsel/values.hpp"
-#include "nsel/window_reports.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/launch_settings.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/values.hpp"
+#include "nsel/launch/manifest_recorder.hpp"
+#include "nsel/launch/nsys_check.hpp"
+#include "nsel/launch/supervisor.hpp"
+#include "nsel/reports/window_reports.hpp"
+#include "nsel/step/gpu_probe.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -69,13 +70,14 @@ Action add_exec(CLI::App& app) {
     }
     // Validate everything before anything starts: a bad setting must stop every worker.
     parse_worker_name(options->worker, "--worker");
-    ProfileSettings settings = ProfileSettings::from_environment(environment);
-    const LaunchSettings launch = LaunchSettings::from_environment(environment);
+    ProfileSettings settings = ProfileSettings::from_environment(environment_variable);
+    const LaunchSettings launch = LaunchSettings::from_environment(environment_variable);
     if (!options->capture.empty()) {
       settings.capture = parse_capture_mode(options->capture, "--capture");
     }
     std::vector<std::string> argv = program;
-    argv.front() = resolve_program(program.front(), environment("PATH").value_or(""), "PROGRAM");
+    argv.front() =
+        resolve_program(program.front(), environment_variable("PATH").value_or(""), "PROGRAM");
 
     PlanRequest request{options->worker, CaptureMode::nvtx, options->output_dir, argv, "nsys"};
     request.identity = identify_this_process(*identity);
@@ -84,7 +86,7 @@ Action add_exec(CLI::App& app) {
     if (!selection.notice.empty()) std::fprintf(stderr, "%s\n", selection.notice.c_str());
     if (!selection.profile) replace_process(argv);
 
-    const NsysCheck nsys = check_nsys(environment("PATH").value_or(""));
+    const NsysCheck nsys = check_nsys(environment_variable("PATH").value_or(""));
     if (!nsys.usable) {
       if (launch.allow_unprofiled) {
         std::fprintf(stderr,

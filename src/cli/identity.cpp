@@ -1,7 +1,8 @@
 #include "cli/identity.hpp"
 
 #include "cli/commands.hpp"
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/sys/host.hpp"
 
 namespace nsel::cli {
 
@@ -47,11 +48,7 @@ ProcessIdentity identify_this_process(const IdentityFlags& flags) {
     }
     given.node = flags.node;
   }
-  return identify_process(environment, given, host_name());
-}
-
-std::string host_name() {
-  return this_host_name();
+  return identify_process(environment_variable, given, host_name());
 }
 
 }  // namespace nsel::cli

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "nsel/rank_selection.hpp"
+#include "nsel/core/rank_selection.hpp"
 
 namespace nsel::cli {
 
@@ -25,8 +25,5 @@ std::shared_ptr<IdentityFlags> add_identity_flags(CLI::App* command);
 // The flags first (a bad value throws nsel::Error naming the flag), then RANK, SLURM_PROCID, ...,
 // LOCAL_RANK, ..., and this machine's host name.
 ProcessIdentity identify_this_process(const IdentityFlags& flags);
-
-// This machine's host name ("" when unknown).
-std::string host_name();
 
 }  // namespace nsel::cli

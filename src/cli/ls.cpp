@@ -8,8 +8,9 @@
 #include <tuple>
 
 #include "cli/commands.hpp"
-#include "nsel/error.hpp"
-#include "nsel/report_discovery.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/values.hpp"
+#include "nsel/reports/discovery.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -156,23 +157,6 @@ void print_table(const Discovery& found, const std::vector<fs::path>& searched) 
 }
 
 }  // namespace
-
-std::string size_text(std::uintmax_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  if (unit == 0) {
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-  } else {
-    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
-  }
-  return text;
-}
 
 Action add_ls(CLI::App& app) {
   auto options = std::make_shared<LsOptions>();

@@ -10,31 +10,10 @@
 #include <map>
 
 #include "cli/commands.hpp"
-#include "nsel/error.hpp"
-#include "nsel/process.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel::cli {
-
-std::optional<std::string> environment(std::string_view name) {
-  const char* value = std::getenv(std::string(name).c_str());
-  if (value == nullptr) return std::nullopt;
-  return std::string(value);
-}
-
-std::optional<std::string> find_nsys() {
-  try {
-    return resolve_program("nsys", environment("PATH").value_or(""), "nsys");
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
-std::string self_executable() {
-  std::error_code ec;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error("cannot find nsel's own executable: " + ec.message(), 1);
-  return path.string();
-}
 
 namespace {
 

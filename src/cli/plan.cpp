@@ -5,10 +5,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/identity.hpp"
-#include "nsel/command_line.hpp"
-#include "nsel/gpu_probe.hpp"
-#include "nsel/plan.hpp"
-#include "nsel/values.hpp"
+#include "nsel/core/command_line.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/values.hpp"
+#include "nsel/step/gpu_probe.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -139,12 +139,13 @@ Action add_plan(CLI::App& app) {
 
   return [options, identity](const std::vector<std::string>& program) {
     for (const std::string& worker : options->workers) parse_worker_name(worker, "WORKER");
-    ProfileSettings settings = ProfileSettings::from_environment(environment);
+    ProfileSettings settings = ProfileSettings::from_environment(environment_variable);
     if (!options->capture.empty()) {
       settings.capture = parse_capture_mode(options->capture, "--capture");
     }
     std::unique_ptr<GpuProbe> probe;  // asked once, and only if some worker is profiled
-    const std::string nsys = find_nsys().value_or("nsys");
+    const std::string nsys =
+        find_program("nsys", environment_variable("PATH").value_or("")).value_or("nsys");
     const ProcessIdentity self = identify_this_process(*identity);
     // One row per rank of --ranks, or one for this process's own identity.
     std::vector<std::optional<long long>> rows = {std::nullopt};

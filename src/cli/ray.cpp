@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "nsel/error.hpp"
-#include "nsel/ray_patch.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/launch/ray_patch_file.hpp"
 
 namespace nsel::cli {
 namespace {

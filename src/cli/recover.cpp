@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "nsel/error.hpp"
-#include "nsel/report_discovery.hpp"
-#include "nsel/report_recovery.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/reports/discovery.hpp"
+#include "nsel/reports/recovery.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -66,7 +66,7 @@ Action add_recover(CLI::App& app) {
       std::printf("No left-over .qdstrm files.\n");
       return 0;
     }
-    if (!importer) importer = find_qdstrm_importer(environment("PATH").value_or(""));
+    if (!importer) importer = find_qdstrm_importer(environment_variable("PATH").value_or(""));
     if (!importer) {
       throw Error("found " + std::to_string(leftovers.size()) +
                       " .qdstrm file(s) but no QdstrmImporter; install Nsight Systems or give "

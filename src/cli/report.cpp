@@ -11,13 +11,14 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "nsel/error.hpp"
-#include "nsel/process.hpp"
-#include "nsel/report_comparison.hpp"
-#include "nsel/report_exports.hpp"
-#include "nsel/report_render.hpp"
-#include "nsel/report_summary.hpp"
-#include "nsel/values.hpp"
+#include "nsel/analyze/comparison.hpp"
+#include "nsel/analyze/exports.hpp"
+#include "nsel/analyze/render.hpp"
+#include "nsel/analyze/summary.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/values.hpp"
+#include "nsel/sys/files.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -106,14 +107,15 @@ int run_report(const ReportOptions& options) {
   }
 
   ExportSettings export_settings;
-  export_settings.cache_dir =
-      options.cache_dir.empty()
-          ? default_export_cache_dir(environment("XDG_CACHE_HOME"), environment("HOME"))
-          : fs::path(options.cache_dir);
+  export_settings.cache_dir = options.cache_dir.empty()
+                                  ? default_export_cache_dir(environment_variable("XDG_CACHE_HOME"),
+                                                             environment_variable("HOME"))
+                                  : fs::path(options.cache_dir);
   const bool needs_nsys = std::any_of(reports.begin(), reports.end(),
                                       [](const fs::path& r) { return r.extension() != ".sqlite"; });
   if (needs_nsys) {
-    const std::optional<std::string> nsys = find_nsys();
+    const std::optional<std::string> nsys =
+        find_program("nsys", environment_variable("PATH").value_or(""));
     if (!nsys) {
       throw Error("nsys is not on PATH: it is needed to export " + quote(reports.front().string()) +
                       "; install Nsight Systems, or pass .sqlite exports",

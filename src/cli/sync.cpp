@@ -6,9 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "nsel/error.hpp"
-#include "nsel/manifest.hpp"
-#include "nsel/sync.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/core/values.hpp"
+#include "nsel/sync/mirror.hpp"
+#include "nsel/sys/host.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -117,7 +119,7 @@ Action add_sync(CLI::App& app) {
       request.node = node_ip_address();
     }
     request.head = options->head;
-    const SyncSettings settings = resolve_sync_settings(request, environment);
+    const SyncSettings settings = resolve_sync_settings(request, environment_variable);
     std::error_code ec;
     if (!std::filesystem::is_directory(settings.source, ec)) {
       throw Error(bad_value("--src", settings.source.string(), "no such folder",

@@ -1,6 +1,6 @@
-#include "nsel/capture.hpp"
+#include "nsel/core/capture.hpp"
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel {
 

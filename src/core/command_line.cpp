@@ -1,4 +1,4 @@
-#include "nsel/command_line.hpp"
+#include "nsel/core/command_line.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 #include <cstdio>
 

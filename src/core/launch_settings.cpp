@@ -1,4 +1,4 @@
-#include "nsel/launch_settings.hpp"
+#include "nsel/core/launch_settings.hpp"
 
 namespace nsel {
 LaunchSettings LaunchSettings::from_environment(const EnvLookup& lookup) {

@@ -4,9 +4,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "nsel/error.hpp"
-#include "nsel/manifest.hpp"
-#include "nsel/rank_selection.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/core/rank_selection.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;

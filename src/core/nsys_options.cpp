@@ -1,10 +1,10 @@
-#include "nsel/nsys_options.hpp"
+#include "nsel/core/nsys_options.hpp"
 
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel {
 namespace {

@@ -1,4 +1,4 @@
-#include "nsel/pattern.hpp"
+#include "nsel/core/pattern.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,6 +1,6 @@
-#include "nsel/plan.hpp"
+#include "nsel/core/plan.hpp"
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel {
 namespace {

@@ -1,10 +1,8 @@
-#include "nsel/rank_selection.hpp"
-
-#include <unistd.h>
+#include "nsel/core/rank_selection.hpp"
 
 #include <charconv>
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel {
 namespace {
@@ -158,12 +156,6 @@ std::string rank_variables_text(bool local) {
     add(kRankVariables);
   }
   return out;
-}
-
-std::string this_host_name() {
-  char name[256] = {0};
-  if (gethostname(name, sizeof name - 1) != 0) return "";
-  return name;
 }
 
 }  // namespace nsel

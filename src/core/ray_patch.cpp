@@ -2,7 +2,7 @@
 #include <array>
 #include <string>
 
-#include "nsel/ray_patch.hpp"
+#include "nsel/core/ray_patch.hpp"
 
 namespace nsel {
 namespace {

@@ -1,6 +1,6 @@
-#include "nsel/ray_runtime_env.hpp"
+#include "nsel/core/ray_runtime_env.hpp"
 
-#include "nsel/command_line.hpp"
+#include "nsel/core/command_line.hpp"
 
 namespace nsel {
 

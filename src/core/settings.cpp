@@ -1,9 +1,9 @@
-#include "nsel/settings.hpp"
+#include "nsel/core/settings.hpp"
 
 #include <utility>
 
-#include "nsel/error.hpp"
-#include "nsel/nsys_options.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/nsys_options.hpp"
 
 namespace nsel {
 namespace {

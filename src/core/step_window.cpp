@@ -1,8 +1,8 @@
-#include "nsel/step_window.hpp"
+#include "nsel/core/step_window.hpp"
 
 #include <charconv>
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel {
 namespace {

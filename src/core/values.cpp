@@ -1,10 +1,11 @@
-#include "nsel/values.hpp"
+#include "nsel/core/values.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel {
 namespace {
@@ -128,6 +129,23 @@ std::string parse_worker_name(std::string_view value, std::string_view source) {
         bad_value(source, value, "holds '/', which a report file name cannot hold", kExpected));
   }
   return std::string(value);
+}
+
+std::string size_text(std::uintmax_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0) {
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  }
+  return text;
 }
 
 }  // namespace nsel

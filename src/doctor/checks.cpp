@@ -1,4 +1,4 @@
-#include "nsel/doctor.hpp"
+#include "nsel/doctor/doctor.hpp"
 
 #include <sys/statvfs.h>
 
@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "nsel/error.hpp"
-#include "nsel/gpu_probe.hpp"
-#include "nsel/launch_settings.hpp"
-#include "nsel/nsys_check.hpp"
-#include "nsel/plan.hpp"
-#include "nsel/process.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/launch_settings.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/launch/nsys_check.hpp"
+#include "nsel/step/gpu_probe.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace {

@@ -1,11 +1,11 @@
-#include "nsel/nsys_check.hpp"
+#include "nsel/launch/nsys_check.hpp"
 
 #include <unistd.h>
 
 #include <filesystem>
 
-#include "nsel/error.hpp"
-#include "nsel/process.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace {

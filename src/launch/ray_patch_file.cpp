@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "nsel/error.hpp"
-#include "nsel/process.hpp"
-#include "nsel/ray_patch.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/launch/ray_patch_file.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "nsel/supervisor.hpp"
+#include "nsel/launch/supervisor.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,8 +17,10 @@
 #include <optional>
 #include <set>
 
-#include "nsel/error.hpp"
-#include "nsel/process.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/launch/nsys_agents.hpp"
+#include "nsel/sys/proc.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace {
@@ -70,41 +72,10 @@ const char* signal_name(int signal_number) {
   }
 }
 
-struct ProcStat {
-  int parent = 0;
-  int group = 0;
-  char state = '?';
-  std::string name;  // the command name, as in /proc/<pid>/stat
-};
-
-// /proc/<pid>/stat of every process: parent, process group and state.
-std::map<int, ProcStat> read_process_table() {
-  std::map<int, ProcStat> table;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_proc_file(entry.path() / "stat");
-    const size_t name_end = stat.rfind(')');  // the command name may hold spaces and ')'
-    if (name_end == std::string::npos) continue;
-    ProcStat row;
-    const size_t name_begin = stat.find('(');
-    if (name_begin != std::string::npos && name_begin < name_end) {
-      row.name = stat.substr(name_begin + 1, name_end - name_begin - 1);
-    }
-    if (std::sscanf(stat.c_str() + name_end + 1, " %c %d %d", &row.state, &row.parent,
-                    &row.group) != 3) {
-      continue;
-    }
-    table[std::stoi(name)] = row;
-  }
-  return table;
-}
-
 // nsys's launcher (its child that starts the program and waits for it) has exited: only its
 // name tells it from other short-lived children of nsys (the agent detaches through one).
 bool launcher_exited(int nsys) {
-  for (const auto& [pid, row] : read_process_table()) {
+  for (const ProcessStat& row : read_process_table()) {
     if (row.parent == nsys && row.state == 'Z' && row.name == "nsys-launcher") return true;
   }
   return false;
@@ -314,15 +285,16 @@ class Keeper {
 }  // namespace
 
 std::vector<int> descendant_process_groups(int leader, const std::string& skip_exe_folder) {
-  namespace fs = std::filesystem;
-  const std::map<int, ProcStat> table = read_process_table();
+  std::map<int, ProcessStat> table;
   std::map<int, std::vector<int>> children;
-  for (const auto& [pid, row] : table) children[row.parent].push_back(pid);
+  for (ProcessStat& row : read_process_table()) {
+    children[row.parent].push_back(row.pid);
+    table.emplace(row.pid, std::move(row));
+  }
   const auto skipped = [&](int pid) {
     if (skip_exe_folder.empty()) return false;
-    std::error_code ec;
-    const std::string exe = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
-    return !ec && exe.starts_with(skip_exe_folder);
+    const std::string exe = process_executable(pid).string();
+    return !exe.empty() && exe.starts_with(skip_exe_folder);
   };
   std::set<int> groups;
   std::vector<int> pending = {leader};

@@ -1,4 +1,4 @@
-#include "nsel/report_discovery.hpp"
+#include "nsel/reports/discovery.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,9 +14,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "nsel/error.hpp"
-#include "nsel/manifest.hpp"
-#include "nsel/report_layout.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
+#include "nsel/reports/layout.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;

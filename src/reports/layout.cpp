@@ -1,10 +1,10 @@
-#include "nsel/report_layout.hpp"
+#include "nsel/reports/layout.hpp"
 
 #include <charconv>
 #include <ctime>
 #include <system_error>
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel {
 namespace {

@@ -1,4 +1,4 @@
-#include "nsel/report_recovery.hpp"
+#include "nsel/reports/recovery.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -1,11 +1,11 @@
-#include "nsel/window_reports.hpp"
+#include "nsel/reports/window_reports.hpp"
 
 #include <charconv>
 #include <map>
 #include <system_error>
 
-#include "nsel/error.hpp"
-#include "nsel/report_layout.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/reports/layout.hpp"
 
 namespace nsel {
 namespace {

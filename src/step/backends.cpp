@@ -6,8 +6,8 @@
 #include <string>
 #include <thread>
 
-#include "nsel/gpu_probe.hpp"
-#include "nsel/step.hpp"
+#include "nsel/step/gpu_probe.hpp"
+#include "nsel/step/step.hpp"
 #include "step/cuda_driver.hpp"
 
 namespace nsel {

@@ -6,11 +6,12 @@
 #include <mutex>
 #include <optional>
 
-#include "nsel/error.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/settings.hpp"
 #include "nsel/nsel.h"
-#include "nsel/plan.hpp"
-#include "nsel/settings.hpp"
-#include "nsel/step.hpp"
+#include "nsel/step/step.hpp"
+#include "nsel/sys/host.hpp"
 
 extern "C" {
 int nsel_step_control_active_ = 0;
@@ -79,7 +80,7 @@ int init_worker(std::string_view worker, const IdentityOverrides& identity) {
     const auto settings = ProfileSettings::from_environment(environment);
     PlanRequest request;
     request.worker = std::string(worker);
-    request.identity = identify_process(environment, identity, this_host_name());
+    request.identity = identify_process(environment, identity, host_name());
     const WorkerPlan plan = plan_worker(settings, request);
     if (!plan.notice.empty()) std::fprintf(stderr, "%s\n", plan.notice.c_str());
     if (!plan.profile) return 0;

@@ -1,4 +1,4 @@
-#include "nsel/step.hpp"
+#include "nsel/step/step.hpp"
 
 namespace nsel {
 

@@ -1,4 +1,4 @@
-#include "nsel/gpu_probe.hpp"
+#include "nsel/step/gpu_probe.hpp"
 
 #include <dlfcn.h>
 #include <poll.h>

@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "nsel/error.hpp"
-#include "nsel/sync.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/sync/mirror.hpp"
 #include "sync/folder_watch.hpp"
 
 namespace nsel {

@@ -1,0 +1,109 @@
+// What one profiled process did, read from the SQLite export of its report: its identity, the
+// duration of each step, the NVTX range summary (the columns of `nsys stats -r nvtxppsum`), the
+// share of each step spent in its top-level ranges, CUDA kernels and GPU busy time per step when
+// the report has GPU data, and the OS runtime summary.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nsel/core/step_window.hpp"
+
+namespace nsel {
+
+// Count, total, mean, median, min, max and sample standard deviation of a set of durations (ns),
+// computed exactly as `nsys stats` does (median of an even count: mean of the two middle ones).
+struct DurationStats {
+  long long count = 0;
+  long long total = 0;
+  double mean = 0;
+  double median = 0;
+  long long min = 0;
+  long long max = 0;
+  double stddev = 0;
+};
+
+// One row of a summary table, sorted by total time, largest first.
+struct SummaryRow {
+  std::string name;
+  double time_percent = 0;  // of the table's total, rounded to 0.1 as nsys does
+  DurationStats stats;
+};
+
+// SQLite's round(x, digits): halves away from zero, as the numbers `nsys stats` prints.
+double round_like_sqlite(double value, int digits);
+
+// Names of step ranges: a pattern with one "{n}" where the step number goes ("step {n}").
+class StepNamePattern {
+ public:
+  // Throws nsel::Error naming `source` unless `pattern` holds "{n}" exactly once.
+  explicit StepNamePattern(std::string_view pattern, std::string_view source = "--step-name");
+  StepNamePattern() : StepNamePattern("step {n}") {}
+  // The step number a range name stands for, or nullopt.
+  std::optional<long long> match(std::string_view name) const;
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+  std::string prefix_;
+  std::string suffix_;
+};
+
+struct RangeShare {
+  std::string range;  // a top-level range inside the step (a direct child on the step's thread)
+  long long ns = 0;
+  long long first_start_ns = 0;  // when it first began in the step
+};
+
+struct StepSummary {
+  long long step = 0;
+  long long start_ns = 0;
+  long long end_ns = 0;
+  long long duration_ns() const { return end_ns - start_ns; }
+  std::vector<RangeShare> shares;        // largest first
+  std::optional<long long> gpu_busy_ns;  // when the report has GPU activity
+};
+
+// Who the process was: from the file name and the synced folder layout, and from the manifest
+// `nsel exec` wrote beside the report ("<stem>.nsel.json", see manifest.hpp) when there is one.
+struct ProcessIdentity {
+  std::string worker;                // "dtensor_policy_worker", or the file's stem
+  std::optional<long long> rank;     // the manifest's RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK...
+  std::string node;                  // the synced layout's node folder, else the manifest's host
+  long long pid = 0;                 // 0 when unknown
+  std::optional<StepWindow> window;  // the manifest's single window, else the file name's
+  std::string label() const;         // "dtensor_policy_worker/4250": unique per process
+};
+
+ProcessIdentity identify_report(const std::filesystem::path& report);
+
+struct SummaryOptions {
+  StepNamePattern step_name;
+  std::size_t top_kernels = 10;
+  // A large NVTX table is read in this many runs of rows at once (at most 4), each by a thread.
+  unsigned threads = 1;
+};
+
+struct ProcessSummary {
+  ProcessIdentity identity;
+  std::filesystem::path report;       // the .nsys-rep (or the .sqlite given)
+  std::filesystem::path export_file;  // the SQLite export read
+  bool has_nvtx = false;              // the export has the table (a missing table is no data)
+  bool has_gpu = false;
+  bool has_osrt = false;
+  std::vector<StepSummary> steps;   // time order
+  std::vector<SummaryRow> nvtx;     // every push/pop range name, as nvtxppsum
+  std::vector<SummaryRow> kernels;  // the top kernels by total time
+  long long kernel_names = 0;       // distinct kernel names before the top cut
+  std::vector<SummaryRow> osrt;     // OS runtime functions, as osrtsum
+};
+
+// Reads one export. Throws nsel::Error (exit code 1) naming the file when it is not a SQLite
+// export; tables that are missing mean no data of that kind.
+ProcessSummary summarize_export(const std::filesystem::path& sqlite_export,
+                                const SummaryOptions& options);
+
+}  // namespace nsel

@@ -1,0 +1,77 @@
+// The manifest nsel writes beside each report: who was profiled, where, how, and what came of
+// it. Its text form is pure, so that `reports` reads manifests and tests and fuzzers drive it;
+// writing them while a worker runs is `launch`'s ManifestRecorder.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "nsel/core/step_window.hpp"
+
+namespace nsel {
+
+// Manifests are "<report stem>.nsel.json", beside "<report stem>.nsys-rep".
+inline constexpr std::string_view kManifestSuffix = ".nsel.json";
+inline constexpr int kManifestVersion = 1;
+
+// The manifest's idea of the report, written by the launcher. `nsel ls` re-checks the files.
+inline constexpr std::string_view kManifestRunning = "running";    // nsys has not exited yet
+inline constexpr std::string_view kManifestComplete = "complete";  // .nsys-rep written
+inline constexpr std::string_view kManifestQdstrm = "qdstrm";      // only a .qdstrm was left
+inline constexpr std::string_view kManifestMissing = "missing";    // nsys wrote nothing
+
+struct Manifest {
+  int version = kManifestVersion;
+  std::string worker;
+  std::optional<std::string> pattern;  // the pattern that selected the worker
+  // The step window as the user wrote it ("2:4"), and its first start and last stop, so that
+  // several windows ("2:4,10:12") fit the same fields.
+  std::string step_window;
+  long long step_start = 0;
+  long long step_stop = 0;
+  long long pid = 0;  // the profiled program's process id (the %p of the report name); 0 unknown
+  long long nsel_pid = 0;                             // the `nsel exec` that launched it
+  std::string host;                                   // gethostname()
+  std::string node_ip;                                // see node_ip_address()
+  std::map<std::string, std::string> rank_variables;  // only those present
+  std::vector<std::string> command;                   // the full nsys command line, as argv
+  std::string start_time;                             // UTC, ISO 8601 with milliseconds
+  std::optional<std::string> end_time;
+  std::optional<int> exit_status;  // the program's exit code (128 + signal when killed)
+  std::string report;              // the report's path as nsys was told to write it
+  std::string state = std::string(kManifestRunning);
+  std::string reason;  // why the state is what it is, when that is not obvious
+
+  bool operator==(const Manifest&) const = default;
+};
+
+// JSON text of `manifest`: fixed key order, two-space indent, a final newline.
+std::string serialize_manifest(const Manifest& manifest);
+
+// Parses manifest text. Throws nsel::Error (exit code 1) naming `source` on anything that is not
+// a manifest of a version this nsel reads.
+Manifest parse_manifest(std::string_view text, std::string_view source);
+
+// The environment variables that tell a process's place in a distributed job (RANK, LOCAL_RANK,
+// WORLD_SIZE, SLURM_*, OMPI_COMM_WORLD_*, PMI_RANK, PMIX_RANK, ...), in this order.
+const std::vector<std::string_view>& rank_variable_names();
+
+// The process's global rank from the manifest's rank variables: the first of RANK, SLURM_PROCID,
+// OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK that holds a whole number
+// (nullopt when none does).
+std::optional<long long> manifest_rank(const Manifest& manifest);
+// The same for the rank within the node (LOCAL_RANK, SLURM_LOCALID, ...).
+std::optional<long long> manifest_local_rank(const Manifest& manifest);
+// The node the process ran on, as its scheduler names it: SLURMD_NODENAME when SLURM started it
+// (what `srun -w` and squeue show; several nodes may share one host), else the host name.
+std::string manifest_node(const Manifest& manifest);
+
+// The manifest path for a report path: "x/<stem>.nsys-rep" -> "x/<stem>.nsel.json".
+std::filesystem::path manifest_path_for(const std::filesystem::path& report);
+
+}  // namespace nsel

@@ -1,0 +1,64 @@
+// The plan for one worker: whether it is profiled, why, and the exact nsys command.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nsel/core/capture.hpp"
+#include "nsel/core/nsys_options.hpp"
+#include "nsel/core/rank_selection.hpp"
+#include "nsel/core/settings.hpp"
+#include "nsel/core/step_window.hpp"
+
+namespace nsel {
+
+struct PlanRequest {
+  std::string worker;
+  // The node's capture mode, already resolved (never automatic): see nsel::detect_capture_mode.
+  CaptureMode node_capture = CaptureMode::nvtx;
+  std::string output_dir;            // empty: nsys's working directory
+  std::vector<std::string> program;  // PROGRAM ARGS..., may be empty for a preview
+  std::string nsys = "nsys";
+  // Who this process is, for NSEL_PROFILE_RANKS, NSEL_PROFILE_LOCAL_RANKS and NSEL_PROFILE_NODES.
+  ProcessIdentity identity{};
+  // Several windows only: a word that keeps this launch's reports apart from those of other
+  // processes of the same worker writing to the same folder (`nsel exec` uses its process id).
+  std::string report_tag{};
+};
+
+// Several windows in one nsys session: nsys (capture-range-end=repeat) writes the k-th capture
+// to <directory>/<stem><PID><tag>.<k>.nsys-rep; `nsel exec` renames each one, once nsys has
+// exited, to the contract's name for its own window (see nsel/window_reports.hpp).
+struct RepeatedReports {
+  std::string directory;  // empty: the working directory
+  std::string stem;       // "<worker>_<windows>_", as it appears on disk
+  std::string tag;        // "" or ".<report_tag>"
+};
+
+struct WorkerPlan {
+  std::string worker;
+  bool profile = false;
+  std::optional<std::string> pattern;  // the first matching pattern
+  std::optional<StepWindow> window;    // the first window
+  std::vector<StepWindow> windows;     // every window; one report each when profiled
+  ProcessIdentity identity;
+  std::optional<RepeatedReports> repeated_reports;  // set when reports must be renamed
+  CaptureMode capture = CaptureMode::none;          // what the step controller will do
+  NsysOptions options;
+  std::vector<std::string> command;  // nsys profile ... PROGRAM ARGS, or PROGRAM ARGS
+  // Variables the profiled program must see (NAME=value), so its step controller agrees with
+  // the capture options given to nsys.
+  std::vector<std::string> environment;
+  std::string reason;  // one sentence: why it is or is not profiled
+  // A line for stderr when a matched worker is left out for a reason its user must hear (its
+  // rank or node is unknown); empty otherwise.
+  std::string notice;
+
+  // "Nsight profiling enabled for worker '<worker>' (matched pattern '<pattern>')"
+  std::string log_line() const;
+};
+
+WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& request);
+
+}  // namespace nsel

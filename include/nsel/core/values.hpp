@@ -1,0 +1,29 @@
+// Parsing of plain values that settings and flags share: each throws nsel::Error naming the
+// source (variable or flag), quoting the value and giving the expected form.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nsel {
+
+// "60", "2.5", " 90 ": seconds > 0 and at most a day, to the millisecond.
+std::chrono::milliseconds parse_seconds(std::string_view value, std::string_view source);
+
+// "1", "0", "true", "false", "yes", "no" (any case).
+bool parse_switch(std::string_view value, std::string_view source);
+
+// A whole number in [min, max], surrounding blanks allowed.
+long long parse_whole_number(std::string_view value, std::string_view source, long long min,
+                             long long max);
+
+// A worker name that can name a report file: not empty, no '/'. Any other character stays
+// literal (quotes, '$', spaces, newlines, non-ASCII).
+std::string parse_worker_name(std::string_view value, std::string_view source);
+
+// "812 B", "126.6 KiB", "2.0 GiB".
+std::string size_text(std::uintmax_t bytes);
+
+}  // namespace nsel

@@ -1,0 +1,63 @@
+// Starting programs: finding them on PATH, replacing this process, running them as children and
+// waiting for them, and running short helpers whose output is collected.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nsel {
+
+// Resolves `program` as execvp would (a name with '/' is taken as a path; otherwise the first
+// executable regular file on `path_variable`), returning an absolute path. Throws nsel::Error
+// naming `source` when there is none.
+std::string resolve_program(std::string_view program, std::string_view path_variable,
+                            std::string_view source = "PROGRAM");
+
+// The same lookup, for programs that may be absent: nullopt instead of an error.
+std::optional<std::string> find_program(std::string_view program, std::string_view path_variable);
+
+// Replaces this process with argv[0] (an absolute path) and `extra_environment` added
+// (NAME=value). Returns only by throwing nsel::Error.
+[[noreturn]] void replace_process(const std::vector<std::string>& argv,
+                                  const std::vector<std::string>& extra_environment = {});
+
+// Where a child's standard output and error go.
+enum class ChildOutput { inherit, to_stderr, discard };
+
+// Starts argv[0] (an absolute path) as a child with `extra_environment` added, no signal blocked
+// and the stop signals (TERM, INT, HUP, PIPE, CHLD) at their defaults. With
+// `own_process_group` the child leads a new process group. Throws on failure.
+pid_t spawn_process(const std::vector<std::string>& argv,
+                    const std::vector<std::string>& extra_environment = {},
+                    const std::string& working_directory = "",
+                    ChildOutput output = ChildOutput::inherit, bool own_process_group = false);
+
+// Waits for `child`; its exit code, or 128 + signal number when a signal ended it.
+int wait_exit_code(pid_t child);
+
+// Runs argv (argv[0] absolute) to its end with its output discarded; its exit code as above.
+int run_quietly(const std::vector<std::string>& argv);
+
+// What a short-lived helper program printed (standard output and error together).
+struct CapturedRun {
+  int exit_code = -1;  // as wait_exit_code gives it; -1 when it could not start
+  std::string output;
+  bool timed_out = false;  // then it was killed with its process group
+};
+
+// Runs argv (argv[0] absolute) with stdin from /dev/null, collecting its output, for at most
+// `timeout`. Never throws for the program's own failures; they are in the result.
+CapturedRun run_capturing(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+
+// The value of an environment variable of this process, or nullopt when it is unset.
+std::optional<std::string> environment_variable(std::string_view name);
+
+// This executable's own path, from /proc/self/exe. Throws nsel::Error when it cannot be read.
+std::string self_executable();
+
+}  // namespace nsel

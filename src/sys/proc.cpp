@@ -1,0 +1,127 @@
+#include "nsel/sys/proc.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace nsel {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string proc_path(pid_t pid, const char* file) {
+  return "/proc/" + std::to_string(pid) + "/" + file;
+}
+
+bool is_pid_name(const std::string& name) {
+  return !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+std::string read_proc_file(const std::string& path) noexcept {
+  try {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string text;
+    char buffer[4096];
+    while (true) {
+      const ssize_t n = read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      text.append(buffer, static_cast<size_t>(n));
+    }
+    close(fd);
+    return text;
+  } catch (...) {
+    return {};  // out of memory: as unreadable
+  }
+}
+
+std::optional<ProcessStat> read_process_stat(pid_t pid) {
+  const std::string text = read_proc_file(proc_path(pid, "stat"));
+  const size_t name_end = text.rfind(')');  // the command name may hold spaces and ')'
+  if (name_end == std::string::npos) return std::nullopt;
+  ProcessStat stat;
+  stat.pid = pid;
+  const size_t name_begin = text.find('(');
+  if (name_begin != std::string::npos && name_begin < name_end) {
+    stat.name = text.substr(name_begin + 1, name_end - name_begin - 1);
+  }
+  std::istringstream fields(text.substr(name_end + 1));
+  fields >> stat.state >> stat.parent >> stat.group;
+  if (!fields) return std::nullopt;
+  std::string skipped;
+  for (int field = 6; field < 22 && fields; ++field) fields >> skipped;  // up to starttime
+  fields >> stat.start_ticks;
+  return stat;
+}
+
+std::vector<ProcessStat> read_process_table() {
+  std::vector<ProcessStat> table;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!is_pid_name(name)) continue;
+    if (auto stat = read_process_stat(static_cast<pid_t>(std::stol(name)))) {
+      table.push_back(std::move(*stat));
+    }
+  }
+  std::sort(table.begin(), table.end(),
+            [](const ProcessStat& a, const ProcessStat& b) { return a.pid < b.pid; });
+  return table;
+}
+
+bool is_zombie(pid_t pid) {
+  const auto stat = read_process_stat(pid);
+  return stat && stat->state == 'Z';
+}
+
+std::vector<pid_t> child_processes(pid_t pid) {
+  std::error_code ec;
+  fs::directory_iterator tasks(proc_path(pid, "task"), ec);
+  if (ec) return {};  // gone
+  std::vector<pid_t> children;
+  bool offered = false;
+  for (const auto& task : tasks) {
+    std::istringstream in(read_proc_file(task.path() / "children"));
+    if (!fs::exists(task.path() / "children", ec)) continue;
+    offered = true;
+    long long child = 0;
+    while (in >> child) children.push_back(static_cast<pid_t>(child));
+  }
+  if (offered) return children;
+  // Kernels without children files: every process's parent, from the whole table.
+  for (const ProcessStat& stat : read_process_table()) {
+    if (stat.parent == pid) children.push_back(stat.pid);
+  }
+  return children;
+}
+
+fs::path process_executable(pid_t pid) {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink(proc_path(pid, "exe"), ec);
+  if (ec) return {};
+  return exe;
+}
+
+std::vector<std::string> process_arguments(pid_t pid) {
+  const std::string cmdline = read_proc_file(proc_path(pid, "cmdline"));
+  std::vector<std::string> arguments;
+  size_t begin = 0;
+  while (begin < cmdline.size()) {
+    size_t end = cmdline.find('\0', begin);
+    if (end == std::string::npos) end = cmdline.size();
+    arguments.emplace_back(cmdline, begin, end - begin);
+    begin = end + 1;
+  }
+  return arguments;
+}
+
+}  // namespace nsel

@@ -1,0 +1,245 @@
+#include "nsel/sys/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "nsel/core/error.hpp"
+
+extern char** environ;
+
+namespace nsel {
+namespace {
+
+bool is_executable_file(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+std::string current_directory() {
+  std::string buffer(4096, '\0');
+  while (getcwd(buffer.data(), buffer.size()) == nullptr) {
+    if (errno != ERANGE)
+      throw Error(std::string("cannot read the working directory: ") + std::strerror(errno), 1);
+    buffer.resize(buffer.size() * 2);
+  }
+  buffer.resize(std::strlen(buffer.c_str()));
+  return buffer;
+}
+
+// The current environment with `extra` (NAME=value) set over it, as a stable vector.
+std::vector<std::string> merged_environment(const std::vector<std::string>& extra) {
+  std::map<std::string, std::string> by_name;
+  std::vector<std::string> order;
+  const auto put = [&](const std::string& entry) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (by_name.find(name) == by_name.end()) order.push_back(name);
+    by_name[name] = entry;
+  };
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) put(*e);
+  for (const std::string& entry : extra) put(entry);
+  std::vector<std::string> out;
+  out.reserve(order.size());
+  for (const std::string& name : order) out.push_back(by_name[name]);
+  return out;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::string resolve_program(std::string_view program, std::string_view path_variable,
+                            std::string_view source) {
+  const std::string name(program);
+  if (name.empty()) {
+    throw Error(std::string(source) + "='': empty program name; expected a program name or path");
+  }
+  if (name.find('/') != std::string::npos) {
+    std::string path = name.front() == '/' ? name : current_directory() + "/" + name;
+    if (!is_executable_file(path)) {
+      throw Error(std::string(source) + "=" + quote(name) +
+                  ": not an executable file; expected a path to a program");
+    }
+    return path;
+  }
+  size_t begin = 0;
+  const std::string path_list(path_variable);
+  while (begin <= path_list.size()) {
+    size_t colon = path_list.find(':', begin);
+    if (colon == std::string::npos) colon = path_list.size();
+    std::string dir = path_list.substr(begin, colon - begin);
+    if (dir.empty()) dir = ".";  // an empty PATH entry means the working directory
+    std::string candidate = dir + "/" + name;
+    if (is_executable_file(candidate)) {
+      if (candidate.front() != '/') candidate = current_directory() + "/" + candidate;
+      return candidate;
+    }
+    begin = colon + 1;
+  }
+  throw Error(std::string(source) + "=" + quote(name) +
+              ": not found on PATH; expected a program on PATH or a path to one");
+}
+
+void replace_process(const std::vector<std::string>& argv,
+                     const std::vector<std::string>& extra_environment) {
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = merged_environment(extra_environment);
+  auto argument_pointers = pointers(arguments);
+  auto environment_pointers = pointers(environment);
+  execve(arguments.front().c_str(), argument_pointers.data(), environment_pointers.data());
+  throw Error("cannot run " + quote(argv.front()) + ": " + std::strerror(errno), 126);
+}
+
+pid_t spawn_process(const std::vector<std::string>& argv,
+                    const std::vector<std::string>& extra_environment,
+                    const std::string& working_directory, ChildOutput output,
+                    bool own_process_group) {
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = merged_environment(extra_environment);
+  auto argument_pointers = pointers(arguments);
+  auto environment_pointers = pointers(environment);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!working_directory.empty()) {
+    posix_spawn_file_actions_addchdir_np(&actions, working_directory.c_str());
+  }
+  if (output == ChildOutput::discard) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  } else if (output == ChildOutput::to_stderr) {
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  }
+  // The child starts with no blocked signals and default stop signals, whatever the caller has
+  // blocked or ignored for itself (an ignored signal would survive the exec).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attributes, &empty);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD}) {
+    sigaddset(&defaults, signal_number);
+  }
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (own_process_group) {
+    posix_spawnattr_setpgroup(&attributes, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  posix_spawnattr_setflags(&attributes, flags);
+  pid_t child = 0;
+  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, &attributes,
+                             argument_pointers.data(), environment_pointers.data());
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw Error("cannot run " + quote(argv.front()) + ": " + std::strerror(rc), 126);
+  return child;
+}
+
+int wait_exit_code(pid_t child) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) throw Error(std::string("waitpid: ") + std::strerror(errno), 1);
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+CapturedRun run_capturing(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  CapturedRun result;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return result;
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = merged_environment({});
+  auto argument_pointers = pointers(arguments);
+  auto environment_pointers = pointers(environment);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attributes, &empty);
+  posix_spawnattr_setpgroup(&attributes, 0);  // so a timeout can end what it started too
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  pid_t child = 0;
+  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, &attributes,
+                             argument_pointers.data(), environment_pointers.data());
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    result.output = std::strerror(rc);
+    return result;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buffer[4096];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      kill(-child, SIGKILL);
+      break;
+    }
+    pollfd descriptor{fds[0], POLLIN, 0};
+    if (poll(&descriptor, 1, static_cast<int>(left.count())) <= 0) continue;
+    const ssize_t n = read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (result.output.size() < (1u << 20)) result.output.append(buffer, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  result.exit_code = wait_exit_code(child);
+  return result;
+}
+
+std::optional<std::string> find_program(std::string_view program, std::string_view path_variable) {
+  try {
+    return resolve_program(program, path_variable, "PROGRAM");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+int run_quietly(const std::vector<std::string>& argv) {
+  return wait_exit_code(spawn_process(argv, {}, "", ChildOutput::discard));
+}
+
+std::optional<std::string> environment_variable(std::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("cannot find nsel's own executable: " + ec.message(), 1);
+  return path.string();
+}
+
+}  // namespace nsel
