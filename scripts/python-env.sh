@@ -11,7 +11,7 @@ pins=("ray[default]==2.60.0" "pytest==9.2.0" "scikit-build-core==1.1.2" "nanobin
 sources_hash=$(
   {
     printf '%s\n' "${pins[@]}"
-    find CMakeLists.txt pyproject.toml include src python -type f \
+    find CMakeLists.txt pyproject.toml cmake include src python -type f \
       ! -path '*/__pycache__/*' ! -path 'python/tests/*' -print0 | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1
 )
