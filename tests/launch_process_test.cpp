@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "nsel/core/error.hpp"
 #include "nsel/launch/nsys_agents.hpp"
@@ -68,4 +69,34 @@ TEST(StopNsysAgents, EndsOnlyTheAgentsOfTheGivenSession) {
   EXPECT_EQ(kill(other, 0), 0) << "another session's agent must be left alone";
   kill(other, SIGKILL);
   nsel::wait_exit_code(other);
+}
+
+TEST(RunInChild, ReturnsTheChildsAnswerAndBoundsItsTime) {
+  const nsel::ChildAnswer answer = nsel::run_in_child(
+      [] { return std::string("from ") + "the child"; }, std::chrono::seconds(5));
+  EXPECT_EQ(answer.output, "from the child");
+  EXPECT_FALSE(answer.timed_out);
+  EXPECT_TRUE(answer.problem.empty());
+  const nsel::ChildAnswer hung = nsel::run_in_child(
+      [] {
+        pause();
+        return std::string("never");
+      },
+      std::chrono::milliseconds(100));
+  EXPECT_TRUE(hung.timed_out);
+  EXPECT_EQ(hung.output, "");
+}
+
+TEST(RunLogged, WritesTheOutputToTheLogAndGivesTheExitCode) {
+  const fs::path log = fs::temp_directory_path() / ("nsel-logged-" + std::to_string(getpid()));
+  const nsel::LoggedRun run =
+      nsel::run_logged({"/bin/sh", "-c", "echo out; echo err >&2; exit 4"}, log);
+  EXPECT_EQ(run.exit_code, 4);
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "out\nerr\n");
+  fs::remove(log);
+  EXPECT_EQ(nsel::run_logged({"/nonexistent/program"}, log).exit_code, -1);
+  fs::remove(log);
 }

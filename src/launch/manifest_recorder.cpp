@@ -12,11 +12,11 @@
 #include <sstream>
 #include <thread>
 
+#include "launch/nsys_process_tree.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/plan.hpp"
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/host.hpp"
-#include "nsel/sys/proc.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -79,42 +79,6 @@ void describe_this_process(Manifest& manifest) {
   manifest.start_time = utc_timestamp_now();
 }
 
-namespace {
-
-// nsys, its launcher and its tee live in an "nsight-systems" folder; the program does not. A
-// child that has not yet executed anything still runs nsel itself.
-bool is_nsys_process(long long pid) {
-  static const fs::path self = process_executable(getpid());
-  const fs::path exe = process_executable(static_cast<pid_t>(pid));
-  if (exe.empty()) return true;  // gone or not ours to read: never a candidate
-  const std::string text = exe.string();
-  return exe == self || text.find("nsight-systems") != std::string::npos ||
-         exe.filename().string().rfind("nsys", 0) == 0;
-}
-
-// The profiled program: the shallowest, then oldest, descendant of `root` that is not part of
-// nsys. nsys starts it through nsys-launcher, which forks and then executes the program.
-std::optional<long long> find_profiled_program(long long root) {
-  std::vector<pid_t> level = {static_cast<pid_t>(root)};
-  while (!level.empty()) {
-    std::optional<ProcessStat> best;
-    std::vector<pid_t> next;
-    for (pid_t parent : level) {
-      for (pid_t child : child_processes(parent)) {
-        next.push_back(child);
-        if (is_nsys_process(child)) continue;
-        const auto process = read_process_stat(child);
-        if (process && (!best || process->start_ticks < best->start_ticks)) best = process;
-      }
-    }
-    if (best) return best->pid;
-    level = std::move(next);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 struct ManifestRecorder::State {
   Manifest manifest;
   std::string output;
@@ -147,7 +111,7 @@ struct ManifestRecorder::State {
   void watch() {
     const auto started = std::chrono::steady_clock::now();
     while (!stop.load()) {
-      if (const auto pid = find_profiled_program(manifest.nsel_pid)) {
+      if (const auto pid = find_profiled_program(static_cast<pid_t>(manifest.nsel_pid))) {
         adopt_pid(*pid);
         return;
       }

@@ -1,19 +1,15 @@
 #include "nsel/launch/nsys_check.hpp"
 
-#include <unistd.h>
-
 #include <filesystem>
 
 #include "nsel/core/error.hpp"
+#include "nsel/core/nsys_install.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Where Debian's package keeps the importer, and the link its nsys needs to find it.
-constexpr const char* kDebianImporterDir = "/usr/lib/nsight-systems/host-linux-x64";
 
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
@@ -45,20 +41,19 @@ NsysCheck check_nsys(std::string_view path_variable) {
     return check;
   }
   check.version = first_line(run.output.substr(at + marker.size()));
-  // nsys looks for host-linux-x64/ beside the folder its real binary is in.
   std::error_code ec;
   const fs::path real = fs::canonical(*check.path, ec);
-  const fs::path importer = (ec ? fs::path(*check.path) : real).parent_path().parent_path() /
-                            "host-linux-x64" / "QdstrmImporter";
-  if (access(importer.c_str(), X_OK) == 0) {
+  const fs::path importer = importer_for_nsys(ec ? fs::path(*check.path) : real);
+  if (is_executable_file(importer)) {
     check.importer = importer.string();
     check.usable = true;
     return check;
   }
   check.problem = "nsys " + check.version + " has no importer at " + quote(importer.string()) +
                   " (every report would stay an unfinished .qdstrm file)";
+  // Debian's nsys finds its package's importer only through a link.
   const fs::path debian_importer = fs::path(kDebianImporterDir) / "QdstrmImporter";
-  if (access(debian_importer.c_str(), X_OK) == 0) {
+  if (is_executable_file(debian_importer)) {
     check.fix = "link Debian's importer folder: ln -s " + std::string(kDebianImporterDir) + " " +
                 importer.parent_path().string() + " (scripts/setup.sh does it)";
   } else {

@@ -4,64 +4,25 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "nsel/core/error.hpp"
 #include "nsel/launch/ray_patch_file.hpp"
+#include "nsel/sys/files.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
 namespace {
 
-std::optional<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return text.str();
-}
-
-// Writes `text` next to `target` and renames it over `target`, keeping its mode. Returns the
-// system's reason on failure, with nothing left behind.
+// Rewrites `target` atomically, keeping its mode. Returns the system's reason on failure, with
+// nothing left behind.
 std::optional<std::string> replace_file(const fs::path& target, const std::string& text) {
   struct stat info {};
   if (stat(target.c_str(), &info) != 0) return std::string(std::strerror(errno));
   // Asked first so that a read-only file is reported even to a user the folder lets write.
   if (access(target.c_str(), W_OK) != 0) return std::string(std::strerror(errno));
-  std::string temporary = target.string() + ".nsel-XXXXXX";
-  const int fd = mkstemp(temporary.data());
-  if (fd < 0) return std::string(std::strerror(errno));
-  const auto fail = [&](int error) {
-    close(fd);
-    unlink(temporary.c_str());
-    return std::string(std::strerror(error));
-  };
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno);
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (fchmod(fd, info.st_mode & 07777) != 0 || fsync(fd) != 0) return fail(errno);
-  if (close(fd) != 0) {
-    const int error = errno;
-    unlink(temporary.c_str());
-    return std::string(std::strerror(error));
-  }
-  if (rename(temporary.c_str(), target.c_str()) != 0) {
-    const int error = errno;
-    unlink(temporary.c_str());
-    return std::string(std::strerror(error));
-  }
-  return std::nullopt;
+  return replace_file_atomically(target, text, info.st_mode & 07777);
 }
 
 }  // namespace
@@ -74,10 +35,10 @@ RayPatchReport patch_ray_nsight_file(const fs::path& nsight_py, RayPatchAction a
   RayPatchReport report;
   report.file = nsight_py;
   const auto version_text =
-      read_file(nsight_py.parent_path().parent_path().parent_path() / "_version.py");
+      read_small_file(nsight_py.parent_path().parent_path().parent_path() / "_version.py");
   report.ray_version =
       version_text ? ray_version_from_source(*version_text).value_or("unknown") : "unknown";
-  const auto source = read_file(nsight_py);
+  const auto source = read_small_file(nsight_py);
   if (!source) {
     throw Error("cannot read " + quote(nsight_py.string()) + " (Ray " + report.ray_version +
                     "); expected Ray's runtime_env/nsight.py: is Ray installed there?",
@@ -153,7 +114,7 @@ std::string describe(const RayPatchReport& report) {
 
 fs::path find_ray_site_packages(const std::string& python, std::string_view source) {
   const std::string program =
-      resolve_program(python, std::getenv("PATH") ? std::getenv("PATH") : "", source);
+      resolve_program(python, environment_variable("PATH").value_or(""), source);
   char answer_template[] = "/tmp/nsel-ray-site-XXXXXX";
   const int fd = mkstemp(answer_template);
   if (fd < 0)
@@ -174,7 +135,7 @@ fs::path find_ray_site_packages(const std::string& python, std::string_view sour
     fs::remove(answer);
     throw;
   }
-  const std::string site = read_file(answer).value_or("");
+  const std::string site = read_small_file(answer).value_or("");
   std::error_code ec;
   fs::remove(answer, ec);
   if (code != 0) {

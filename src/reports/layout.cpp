@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "nsel/core/error.hpp"
+#include "nsel/sys/files.hpp"
 
 namespace nsel {
 namespace {
@@ -74,11 +75,8 @@ std::filesystem::path create_ray_session(const std::filesystem::path& root,
   if (ec) {
     throw Error("cannot create " + quote(nsight.string()) + ": " + ec.message(), 1);
   }
-  // A new link under a temporary name, renamed over the old one: readers never see it missing.
-  const fs::path temporary = root / (".session_latest." + std::to_string(pid));
-  fs::remove(temporary, ec);
-  fs::create_directory_symlink(session, temporary, ec);
-  if (!ec) fs::rename(temporary, root / "session_latest", ec);
+  // Readers never see the link missing.
+  ec = replace_symlink(session, root / "session_latest");
   if (ec) {
     throw Error("cannot point " + quote((root / "session_latest").string()) + " at " +
                     quote(session) + ": " + ec.message(),

@@ -1,9 +1,7 @@
 #include "nsel/reports/recovery.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,32 +9,13 @@
 #include <fstream>
 #include <vector>
 
-extern char** environ;
+#include "nsel/core/nsys_install.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool executable(const fs::path& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-}
-
-std::optional<fs::path> on_path(std::string_view name, std::string_view path_variable) {
-  size_t begin = 0;
-  while (begin <= path_variable.size()) {
-    size_t end = path_variable.find(':', begin);
-    if (end == std::string_view::npos) end = path_variable.size();
-    const std::string_view folder = path_variable.substr(begin, end - begin);
-    if (!folder.empty()) {
-      const fs::path candidate = fs::path(folder) / name;
-      if (executable(candidate)) return candidate;
-    }
-    begin = end + 1;
-  }
-  return std::nullopt;
-}
 
 // The last non-empty line of a file (an importer's message), without its progress bars.
 std::string last_line(const fs::path& path) {
@@ -54,19 +33,17 @@ std::string last_line(const fs::path& path) {
 }  // namespace
 
 std::optional<fs::path> find_qdstrm_importer(std::string_view path_variable) {
-  if (auto found = on_path("QdstrmImporter", path_variable)) return found;
+  if (auto found = find_program("QdstrmImporter", path_variable)) return fs::path(*found);
   std::error_code ec;
-  if (const auto nsys = on_path("nsys", path_variable)) {
+  if (const auto nsys = find_program("nsys", path_variable)) {
     const fs::path real = fs::canonical(*nsys, ec);
     if (!ec) {
-      for (const fs::path& folder :
-           {real.parent_path().parent_path() / "host-linux-x64",
-            real.parent_path().parent_path().parent_path() / "host-linux-x64"}) {
-        if (executable(folder / "QdstrmImporter")) return folder / "QdstrmImporter";
+      for (const fs::path& importer : importers_near_nsys(real)) {
+        if (is_executable_file(importer)) return importer;
       }
     }
   }
-  std::vector<fs::path> folders = {"/usr/lib/nsight-systems/host-linux-x64",
+  std::vector<fs::path> folders = {fs::path(kDebianImporterDir),
                                    "/usr/lib/x86_64-linux-gnu/nsight-systems/host-linux-x64"};
   for (const fs::path& parent : {fs::path("/opt/nvidia/nsight-systems"), fs::path("/usr/local")}) {
     for (const auto& entry : fs::directory_iterator(parent, ec)) {
@@ -81,7 +58,7 @@ std::optional<fs::path> find_qdstrm_importer(std::string_view path_variable) {
     }
   }
   for (const fs::path& folder : folders) {
-    if (executable(folder / "QdstrmImporter")) return folder / "QdstrmImporter";
+    if (is_executable_file(folder / "QdstrmImporter")) return folder / "QdstrmImporter";
   }
   return std::nullopt;
 }
@@ -114,28 +91,13 @@ Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool k
     clean();
     return result;
   }
-  std::vector<std::string> argv = {importer.string(), "-i", work.string()};
-  std::vector<char*> pointers;
-  for (auto& word : argv) pointers.push_back(word.data());
-  pointers.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t child = 0;
-  const int spawned =
-      posix_spawn(&child, argv[0].c_str(), &actions, nullptr, pointers.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    result.message = "cannot run " + importer.string() + ": " + std::strerror(spawned);
+  const LoggedRun run = run_logged({importer.string(), "-i", work.string()}, log);
+  if (run.exit_code < 0) {
+    result.message = "cannot run " + importer.string() + ": " + run.problem;
     clean();
     return result;
   }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const int code = run.exit_code;
   if (code != 0 || !fs::is_regular_file(produced, ec)) {
     const std::string said = last_line(log);
     result.message = "the importer failed (exit code " + std::to_string(code) + ")" +

@@ -1,15 +1,10 @@
 #include "nsel/step/gpu_probe.hpp"
 
 #include <dlfcn.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstring>
-#include <thread>
 
+#include "nsel/sys/process.hpp"
 #include "step/cuda_driver.hpp"
 
 namespace nsel {
@@ -56,49 +51,18 @@ GpuProbe probe_gpu_in_process() {
 }
 
 GpuProbe probe_gpu_isolated() {
-  int fds[2];
-  if (pipe(fds) != 0) return {false, std::string("pipe: ") + std::strerror(errno)};
-  const pid_t child = fork();
-  if (child < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return {false, std::string("fork: ") + std::strerror(errno)};
-  }
-  if (child == 0) {
-    close(fds[0]);
-    const GpuProbe probe = probe_gpu_in_process();
-    const std::string message = (probe.usable ? "1" : "0") + probe.detail;
-    ssize_t ignored = write(fds[1], message.data(), message.size());
-    (void)ignored;
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string message;
-  char buffer[256];
-  // A wedged driver must not hang a launch: give it a few seconds, then say so.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  bool timed_out = false;
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd descriptor{fds[0], POLLIN, 0};
-    if (poll(&descriptor, 1, static_cast<int>(left.count())) <= 0) continue;
-    const ssize_t n = read(fds[0], buffer, sizeof buffer);
-    if (n <= 0) break;
-    message.append(buffer, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  if (timed_out) kill(child, SIGKILL);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) return {false, "the CUDA driver did not answer within 15 s"};
-  if (message.empty()) return {false, "the GPU probe ended without an answer"};
-  return {message.front() == '1', message.substr(1)};
+  // A crashing driver takes only the child with it; a wedged one must not hang a launch: give it
+  // a few seconds, then say so. The answer is "1" or "0" (usable or not), then the detail.
+  const ChildAnswer answer = run_in_child(
+      [] {
+        const GpuProbe probe = probe_gpu_in_process();
+        return (probe.usable ? "1" : "0") + probe.detail;
+      },
+      std::chrono::seconds(15));
+  if (!answer.problem.empty()) return {false, answer.problem};
+  if (answer.timed_out) return {false, "the CUDA driver did not answer within 15 s"};
+  if (answer.output.empty()) return {false, "the GPU probe ended without an answer"};
+  return {answer.output.front() == '1', answer.output.substr(1)};
 }
 
 CaptureMode resolve_capture_mode(CaptureMode requested, const GpuProbe& probe) {

@@ -22,11 +22,6 @@ extern char** environ;
 namespace nsel {
 namespace {
 
-bool is_executable_file(const std::string& path) {
-  struct stat info {};
-  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
-}
-
 std::string current_directory() {
   std::string buffer(4096, '\0');
   while (getcwd(buffer.data(), buffer.size()) == nullptr) {
@@ -63,7 +58,62 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return out;
 }
 
+// Starts argv[0] with `actions` applied and `extra_environment` added; 0 or the error number.
+// The child starts with no blocked signals and default stop signals, whatever the caller has
+// blocked or ignored for itself (an ignored signal would survive the exec).
+int start_child(pid_t& child, const std::vector<std::string>& argv,
+                const std::vector<std::string>& extra_environment,
+                const posix_spawn_file_actions_t& actions, bool own_process_group) {
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = merged_environment(extra_environment);
+  auto argument_pointers = pointers(arguments);
+  auto environment_pointers = pointers(environment);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attributes, &empty);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD}) {
+    sigaddset(&defaults, signal_number);
+  }
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (own_process_group) {
+    posix_spawnattr_setpgroup(&attributes, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  posix_spawnattr_setflags(&attributes, flags);
+  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, &attributes,
+                             argument_pointers.data(), environment_pointers.data());
+  posix_spawnattr_destroy(&attributes);
+  return rc;
+}
+
+// Reads `fd` to its end into `output` (its first MiB kept) until `deadline`; false when the
+// deadline came first.
+bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string& output) {
+  char buffer[4096];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd descriptor{fd, POLLIN, 0};
+    if (poll(&descriptor, 1, static_cast<int>(left.count())) <= 0) continue;
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    if (output.size() < (1u << 20)) output.append(buffer, static_cast<size_t>(n));
+  }
+}
+
 }  // namespace
+
+bool is_executable_file(const std::filesystem::path& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
+}
 
 std::string resolve_program(std::string_view program, std::string_view path_variable,
                             std::string_view source) {
@@ -111,10 +161,6 @@ pid_t spawn_process(const std::vector<std::string>& argv,
                     const std::vector<std::string>& extra_environment,
                     const std::string& working_directory, ChildOutput output,
                     bool own_process_group) {
-  std::vector<std::string> arguments = argv;
-  std::vector<std::string> environment = merged_environment(extra_environment);
-  auto argument_pointers = pointers(arguments);
-  auto environment_pointers = pointers(environment);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!working_directory.empty()) {
@@ -126,29 +172,8 @@ pid_t spawn_process(const std::vector<std::string>& argv,
   } else if (output == ChildOutput::to_stderr) {
     posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
   }
-  // The child starts with no blocked signals and default stop signals, whatever the caller has
-  // blocked or ignored for itself (an ignored signal would survive the exec).
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t empty;
-  sigemptyset(&empty);
-  posix_spawnattr_setsigmask(&attributes, &empty);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD}) {
-    sigaddset(&defaults, signal_number);
-  }
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-  if (own_process_group) {
-    posix_spawnattr_setpgroup(&attributes, 0);
-    flags |= POSIX_SPAWN_SETPGROUP;
-  }
-  posix_spawnattr_setflags(&attributes, flags);
   pid_t child = 0;
-  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, &attributes,
-                             argument_pointers.data(), environment_pointers.data());
-  posix_spawnattr_destroy(&attributes);
+  const int rc = start_child(child, argv, extra_environment, actions, own_process_group);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error("cannot run " + quote(argv.front()) + ": " + std::strerror(rc), 126);
   return child;
@@ -164,30 +189,37 @@ int wait_exit_code(pid_t child) {
   return 1;
 }
 
+LoggedRun run_logged(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  LoggedRun result;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t child = 0;
+  const int rc = start_child(child, argv, {}, actions, false);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    result.problem = std::strerror(rc);
+    return result;
+  }
+  result.exit_code = wait_exit_code(child);
+  return result;
+}
+
 CapturedRun run_capturing(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   CapturedRun result;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return result;
-  std::vector<std::string> arguments = argv;
-  std::vector<std::string> environment = merged_environment({});
-  auto argument_pointers = pointers(arguments);
-  auto environment_pointers = pointers(environment);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t empty;
-  sigemptyset(&empty);
-  posix_spawnattr_setsigmask(&attributes, &empty);
-  posix_spawnattr_setpgroup(&attributes, 0);  // so a timeout can end what it started too
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   pid_t child = 0;
-  const int rc = posix_spawn(&child, arguments.front().c_str(), &actions, &attributes,
-                             argument_pointers.data(), environment_pointers.data());
-  posix_spawnattr_destroy(&attributes);
+  // A group of its own, so that a timeout can end what it started too.
+  const int rc = start_child(child, argv, {}, actions, true);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {
@@ -195,26 +227,54 @@ CapturedRun run_capturing(const std::vector<std::string>& argv, std::chrono::mil
     result.output = std::strerror(rc);
     return result;
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  char buffer[4096];
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      result.timed_out = true;
-      kill(-child, SIGKILL);
-      break;
-    }
-    pollfd descriptor{fds[0], POLLIN, 0};
-    if (poll(&descriptor, 1, static_cast<int>(left.count())) <= 0) continue;
-    const ssize_t n = read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (result.output.size() < (1u << 20)) result.output.append(buffer, static_cast<size_t>(n));
-  }
+  result.timed_out = !read_until(fds[0], std::chrono::steady_clock::now() + timeout, result.output);
+  if (result.timed_out) kill(-child, SIGKILL);
   close(fds[0]);
   result.exit_code = wait_exit_code(child);
   return result;
+}
+
+ChildAnswer run_in_child(const std::function<std::string()>& work,
+                         std::chrono::milliseconds timeout) {
+  ChildAnswer answer;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    answer.problem = std::string("pipe: ") + std::strerror(errno);
+    return answer;
+  }
+  const pid_t child = fork();
+  if (child < 0) {
+    const int error = errno;
+    close(fds[0]);
+    close(fds[1]);
+    answer.problem = std::string("fork: ") + std::strerror(error);
+    return answer;
+  }
+  if (child == 0) {
+    close(fds[0]);
+    std::string text;
+    try {
+      text = work();
+    } catch (...) {
+      // An empty answer says that the work did not finish.
+    }
+    size_t written = 0;
+    while (written < text.size()) {
+      const ssize_t n = write(fds[1], text.data() + written, text.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      written += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  answer.timed_out = !read_until(fds[0], std::chrono::steady_clock::now() + timeout, answer.output);
+  close(fds[0]);
+  if (answer.timed_out) kill(child, SIGKILL);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return answer;
 }
 
 std::optional<std::string> find_program(std::string_view program, std::string_view path_variable) {

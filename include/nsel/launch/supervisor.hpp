@@ -37,10 +37,4 @@ int run_profiled(const std::vector<std::string>& command,
                  const std::vector<std::string>& extra_environment,
                  const SupervisionOptions& options = {});
 
-// The process groups, other than `leader`'s own, of the live processes descending from `leader`,
-// leaving out processes whose executable lies under `skip_exe_folder`: for nsys (with its
-// installation folder skipped, so its agent is never counted while it detaches), the profiled
-// program's group, since nsys's launcher starts the program in a session of its own.
-std::vector<int> descendant_process_groups(int leader, const std::string& skip_exe_folder = {});
-
 }  // namespace nsel

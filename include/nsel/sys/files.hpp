@@ -2,10 +2,13 @@
 // then renamed.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace nsel {
 
@@ -20,6 +23,17 @@ void commit_file(const std::filesystem::path& temporary, const std::filesystem::
 // Writes `text` to `path` atomically. Throws nsel::Error (exit code 1) on failure, leaving
 // `path` as it was.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
+
+// The same for a file replaced in place (an installed one): the new file gets exactly the
+// permission bits `mode` (those of the file it replaces, say) and is on disk before the rename.
+// The system's reason on failure (nothing is left behind), nullopt on success.
+std::optional<std::string> replace_file_atomically(const std::filesystem::path& path,
+                                                   std::string_view text, mode_t mode);
+
+// Points the symbolic link `link` at `target`: a new link under temporary_sibling(link), renamed
+// over the old one, so readers never find it missing. The system's error, if any.
+std::error_code replace_symlink(const std::filesystem::path& target,
+                                const std::filesystem::path& link);
 
 // Reads a whole file; nullopt when it cannot be read.
 std::optional<std::string> read_small_file(const std::filesystem::path& path);

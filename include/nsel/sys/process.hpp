@@ -5,6 +5,8 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +22,9 @@ std::string resolve_program(std::string_view program, std::string_view path_vari
 
 // The same lookup, for programs that may be absent: nullopt instead of an error.
 std::optional<std::string> find_program(std::string_view program, std::string_view path_variable);
+
+// True for a regular file this process may execute (the test resolve_program applies).
+bool is_executable_file(const std::filesystem::path& path);
 
 // Replaces this process with argv[0] (an absolute path) and `extra_environment` added
 // (NAME=value). Returns only by throwing nsel::Error.
@@ -43,6 +48,17 @@ int wait_exit_code(pid_t child);
 // Runs argv (argv[0] absolute) to its end with its output discarded; its exit code as above.
 int run_quietly(const std::vector<std::string>& argv);
 
+// How a helper program run to its end with its output in a file fared.
+struct LoggedRun {
+  int exit_code = -1;   // as wait_exit_code gives it; -1 when it could not start
+  std::string problem;  // the system's reason when it could not start
+};
+
+// Runs argv (argv[0] absolute) to its end in this process's group (so a Ctrl-C reaches it too),
+// with stdin from /dev/null and standard output and error written to `log` (created or emptied,
+// mode 0600). Never throws for the program's own failures; they are in the result.
+LoggedRun run_logged(const std::vector<std::string>& argv, const std::filesystem::path& log);
+
 // What a short-lived helper program printed (standard output and error together).
 struct CapturedRun {
   int exit_code = -1;  // as wait_exit_code gives it; -1 when it could not start
@@ -53,6 +69,19 @@ struct CapturedRun {
 // Runs argv (argv[0] absolute) with stdin from /dev/null, collecting its output, for at most
 // `timeout`. Never throws for the program's own failures; they are in the result.
 CapturedRun run_capturing(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+
+// What a function run in a forked child gave back.
+struct ChildAnswer {
+  std::string output;      // what it returned (as far as it came before a timeout)
+  bool timed_out = false;  // then the child was killed
+  std::string problem;     // "pipe: ..." or "fork: ..." when no child could be started
+};
+
+// Runs `work` in a forked child and collects the text it returns, for at most `timeout`: for
+// work that may crash or hang (a driver) and must not take the caller, or its state, with it.
+// Forks: call it only while single-threaded.
+ChildAnswer run_in_child(const std::function<std::string()>& work,
+                         std::chrono::milliseconds timeout);
 
 // The value of an environment variable of this process, or nullopt when it is unset.
 std::optional<std::string> environment_variable(std::string_view name);

@@ -1,0 +1,229 @@
+#include "launch/keeper.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <set>
+
+#include "launch/nsys_process_tree.hpp"
+#include "launch/stop_signals.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/launch/nsys_agents.hpp"
+#include "nsel/sys/process.hpp"
+
+namespace nsel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool group_alive(int group) {
+  return kill(-group, 0) == 0;
+}
+
+// "60" or "2.5": how the user wrote it in NSEL_STOP_TIMEOUT.
+std::string seconds_text(std::chrono::milliseconds duration) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", static_cast<double>(duration.count()) / 1000.0);
+  return text;
+}
+
+void say(const std::string& message) {
+  std::fprintf(stderr, "nsel: %s\n", message.c_str());
+}
+
+// The keeper: runs nsys, takes stop requests from the launcher (a signal number per byte, end
+// of file when the launcher is gone) and from its own signals, and bounds every wait.
+class Keeper {
+ public:
+  Keeper(const SupervisionOptions& options, int control_fd)
+      : options_(options), control_fd_(control_fd) {}
+
+  int run(const std::vector<std::string>& command, const std::vector<std::string>& environment) {
+    int self_pipe[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, self_pipe) != 0) {
+      say(std::string("cannot create a pipe: ") + std::strerror(errno));
+      return 1;
+    }
+    self_read_ = self_pipe[0];
+    write_signals_to(self_pipe[1]);
+    for (int signal_number : kStopSignals) install_signal_writer(signal_number);
+    install_signal_writer(SIGCHLD);
+    signal(SIGPIPE, SIG_IGN);  // the launcher may be gone when the exit code is sent
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+
+    // nsys's own processes (its agent, while it detaches) are never the program.
+    nsys_folder_ = nsys_install_folder(command.front());
+    try {
+      // nsys leads a group of its own (with its launcher), so the keeper can end that group
+      // without ending itself.
+      nsys_ = spawn_process(command, environment, "", ChildOutput::inherit, true);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "nsel: error: %s\n", e.what());
+      return e.exit_code();
+    }
+    if (options_.on_started) options_.on_started();
+    const int code = supervise();
+    stop_nsys_agents(nsys_);
+    if (options_.on_finished) options_.on_finished(code);
+    return code;
+  }
+
+ private:
+  int supervise() {
+    while (true) {
+      pollfd fds[2] = {{self_read_, POLLIN, 0}, {control_fd_, POLLIN, 0}};
+      const int count = control_fd_ >= 0 ? 2 : 1;
+      poll(fds, count, poll_timeout_ms());
+      drain_self_pipe();
+      if (count == 2 && fds[1].revents != 0) read_control();
+      int status = 0;
+      const pid_t ended = waitpid(nsys_, &status, WNOHANG);
+      if (ended == nsys_) {
+        if (escalated_) kill_program_groups(SIGKILL);  // nothing of the program may stay
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+        return 1;
+      }
+      tick();
+    }
+  }
+
+  int poll_timeout_ms() const {
+    // Looking for the program (to stop it or to see it end) is a /proc scan; after that a cheap
+    // liveness check is enough.
+    if (stop_signal_ != 0 && !stop_delivered_) return 20;
+    if (program_groups_.empty()) return 200;
+    return 250;
+  }
+
+  void drain_self_pipe() {
+    unsigned char bytes[64];
+    ssize_t n = 0;
+    while ((n = read(self_read_, bytes, sizeof bytes)) > 0) {
+      for (ssize_t i = 0; i < n; ++i) {
+        if (bytes[i] != SIGCHLD) request_stop(bytes[i], true);
+      }
+    }
+  }
+
+  void read_control() {
+    unsigned char bytes[64];
+    const ssize_t n = read(control_fd_, bytes, sizeof bytes);
+    if (n > 0) {
+      for (ssize_t i = 0; i < n; ++i) request_stop(bytes[i], true);
+      return;
+    }
+    if (n < 0 && errno == EINTR) return;
+    // The launcher is gone (killed, perhaps by SIGKILL): the job is being ended.
+    close(control_fd_);
+    control_fd_ = -1;
+    request_stop(SIGTERM, false);
+  }
+
+  // `received`: nsel got the signal; otherwise the launcher is gone and SIGTERM stands in.
+  void request_stop(int signal_number, bool received) {
+    if (stop_signal_ != 0) {
+      // A repeated request is passed on again (a program may need two Ctrl-Cs).
+      if (stop_delivered_) kill_program_groups(signal_number);
+      return;
+    }
+    stop_signal_ = signal_number;
+    const std::string why = received ? std::string("received ") + signal_name(signal_number)
+                                     : std::string("the nsel launcher is gone");
+    say(why + "; passing " + signal_name(signal_number) +
+        " to the profiled program so that nsys writes its report (waiting at most " +
+        seconds_text(options_.stop_timeout) + " s)");
+    start_deadline();
+  }
+
+  void start_deadline() {
+    if (!deadline_) deadline_ = Clock::now() + options_.stop_timeout;
+  }
+
+  void find_program() {
+    for (int group : descendant_process_groups(nsys_, nsys_folder_)) program_groups_.insert(group);
+    // A short program can start and end between two looks; nsys's launcher has then exited.
+    if (program_groups_.empty() && !deadline_ && launcher_exited(nsys_)) start_deadline();
+  }
+
+  void kill_program_groups(int signal_number) {
+    for (int group : program_groups_) kill(-group, signal_number);
+  }
+
+  void tick() {
+    if (program_groups_.empty() || (stop_signal_ != 0 && !stop_delivered_)) find_program();
+    if (stop_signal_ != 0 && !stop_delivered_ && !program_groups_.empty()) {
+      kill_program_groups(stop_signal_);
+      stop_delivered_ = true;
+    }
+    // Once the program has ended, nsys alone is left to write the report: bound that too (an
+    // agent that hangs would otherwise keep nsys, and the job, waiting for good).
+    if (!program_groups_.empty() && !deadline_) {
+      bool any_alive = false;
+      for (int group : program_groups_) any_alive = any_alive || group_alive(group);
+      if (!any_alive) start_deadline();
+    }
+    if (deadline_ && Clock::now() >= *deadline_) escalate();
+  }
+
+  void escalate() {
+    if (!escalated_) {
+      escalated_ = true;
+      say("nsys did not finish within " + seconds_text(options_.stop_timeout) +
+          " s (NSEL_STOP_TIMEOUT); interrupting it");
+      kill(nsys_, SIGINT);
+      deadline_ = Clock::now() + kKillGrace;
+      return;
+    }
+    say("nsys still runs; killing it and the program (the report is lost)");
+    kill_program_groups(SIGKILL);
+    kill(-nsys_, SIGKILL);
+    deadline_ = Clock::now() + std::chrono::hours(24);  // waitpid now returns soon
+  }
+
+  SupervisionOptions options_;
+  int control_fd_ = -1;
+  int self_read_ = -1;
+  pid_t nsys_ = 0;
+  std::string nsys_folder_;
+  int stop_signal_ = 0;
+  bool stop_delivered_ = false;
+  bool escalated_ = false;
+  std::set<int> program_groups_;
+  std::optional<Clock::time_point> deadline_;
+};
+
+}  // namespace
+
+[[noreturn]] void keeper_main(const std::vector<std::string>& command,
+                              const std::vector<std::string>& environment,
+                              const SupervisionOptions& options, int control_fd, int status_fd) {
+  // A session of its own: a signal to the launcher's group or session never reaches the keeper,
+  // nsys or the program.
+  setsid();
+  prctl(PR_SET_NAME, "nsel-keeper", 0, 0, 0);
+  int code = 1;
+  try {
+    Keeper keeper(options, control_fd);
+    code = keeper.run(command, environment);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nsel: error: %s\n", e.what());
+  }
+  const unsigned char byte = static_cast<unsigned char>(code);
+  ssize_t ignored = write(status_fd, &byte, 1);
+  (void)ignored;
+  _exit(code);
+}
+
+}  // namespace nsel
