@@ -11,11 +11,12 @@
 
 #include "analyze/duration_stats.hpp"
 #include "nsel/analyze/comparison.hpp"
-#include "nsel/analyze/exports.hpp"
 #include "nsel/analyze/render.hpp"
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
+#include "nsel/reports/report_files.hpp"
+#include "nsel/reports/report_identity.hpp"
 #include "nsel/sys/files.hpp"
 
 namespace fs = std::filesystem;

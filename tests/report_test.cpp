@@ -339,6 +339,7 @@ TEST(Report, EmptyAndNonReportsGetOneLineEachWhileOthersAreSummarised) {
   EXPECT_EQ(out["failures"].size(), 3u);
   // Nothing half-written: no export of the broken reports.
   for (const fs::path& f : nsel::test::files_in(dir)) {
+    EXPECT_EQ(f.filename().string().find(".tmp-"), std::string::npos) << f;
     EXPECT_EQ(f.string().find(".nsel-tmp-"), std::string::npos) << f;
   }
   fs::remove_all(dir);

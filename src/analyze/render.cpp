@@ -78,7 +78,7 @@ std::string optional_text(const std::optional<long long>& v) {
   return v ? std::to_string(*v) : "-";
 }
 
-std::string window_text(const ProcessIdentity& id) {
+std::string window_text(const ReportIdentity& id) {
   return id.window ? id.window->text() : "-";
 }
 
@@ -100,7 +100,7 @@ std::string render_text(const ReportSet& set) {
   if (!set.failures.empty()) out << ", " << set.failures.size() << " not readable";
   out << "\n";
   for (const ProcessSummary& p : set.processes) {
-    const ProcessIdentity& id = p.identity;
+    const ReportIdentity& id = p.identity;
     out << "\n" << id.label() << "\n";
     out << "  worker " << id.worker << "  rank " << optional_text(id.rank) << "  node "
         << (id.node.empty() ? "-" : id.node) << "  pid " << (id.pid ? std::to_string(id.pid) : "-")
@@ -218,7 +218,7 @@ nlohmann::json or_null(const std::optional<T>& v) {
 nlohmann::json render_json(const ReportSet& set) {
   nlohmann::json processes = nlohmann::json::array();
   for (const ProcessSummary& p : set.processes) {
-    const ProcessIdentity& id = p.identity;
+    const ReportIdentity& id = p.identity;
     nlohmann::json steps = nlohmann::json::array();
     for (const StepSummary& s : p.steps) {
       nlohmann::json shares = nlohmann::json::array();
@@ -328,7 +328,7 @@ std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
   processes.row({"process", "worker", "rank", "node", "pid", "step_range", "steps", "has_nvtx",
                  "has_gpu", "has_osrt", "report", "export"});
   for (const ProcessSummary& p : set.processes) {
-    const ProcessIdentity& id = p.identity;
+    const ReportIdentity& id = p.identity;
     processes.row({id.label(), id.worker, optional_text(id.rank), id.node,
                    id.pid ? std::to_string(id.pid) : "", id.window ? id.window->text() : "",
                    std::to_string(p.steps.size()), p.has_nvtx ? "1" : "0", p.has_gpu ? "1" : "0",

@@ -244,7 +244,7 @@ std::string render_html(const ReportSet& set) {
   }
 
   for (const ProcessSummary& p : set.processes) {
-    const ProcessIdentity& id = p.identity;
+    const ReportIdentity& id = p.identity;
     out << "<h2>" << escape(id.label()) << "</h2>\n<p class=note>worker " << escape(id.worker)
         << ", rank " << (id.rank ? std::to_string(*id.rank) : "-") << ", node "
         << escape(id.node.empty() ? "-" : id.node) << ", pid "

@@ -17,6 +17,7 @@
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
+#include "nsel/reports/report_files.hpp"
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/process.hpp"
 

@@ -17,6 +17,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
 #include "nsel/reports/layout.hpp"
+#include "reports/identify.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -49,9 +50,14 @@ std::vector<fs::path> default_report_roots() {
 
 namespace {
 
+// How long after its last change a file still counts as being written.
+constexpr std::chrono::seconds kWritingQuietPeriod{30};
+// A .nsys-rep smaller than this holds no profile: even an empty session's report is ~100 KiB.
+constexpr std::uintmax_t kEmptyReportBytes = 4096;
+
 constexpr std::string_view kReportSuffix = ".nsys-rep";
 constexpr std::string_view kQdstrmSuffix = ".qdstrm";
-constexpr const char* kHeadNode = "(head)";
+using reports_detail::kHeadNode;
 
 struct Context {
   std::string root;
@@ -100,10 +106,6 @@ std::vector<Entry> list_folder(const fs::path& folder) {
   return entries;
 }
 
-bool is_session_name(std::string_view name) {
-  return name.size() > 8 && name.starts_with("session_") && name[8] >= '0' && name[8] <= '9';
-}
-
 bool is_vllm_generation_worker(std::string_view worker) {
   return worker.starts_with("vllm") && worker.find("generation_worker") != std::string_view::npos;
 }
@@ -131,7 +133,7 @@ class Walker {
     for (const Entry& entry : entries) {
       if (entry.name == "session_latest") {
         latest = &entry;
-      } else if (is_session_name(entry.name) && (entry.directory || entry.symlink)) {
+      } else if (is_ray_session_name(entry.name) && (entry.directory || entry.symlink)) {
         sessions.push_back(entry.name);
       } else if (entry.regular &&
                  (entry.name.ends_with(kReportSuffix) || entry.name.ends_with(kQdstrmSuffix) ||
@@ -152,7 +154,7 @@ class Walker {
     for (const Entry& entry : entries) {
       // Sessions are done above; hidden folders are nsel's own (or not reports); links are
       // not followed, so that no folder is searched twice and no loop is possible.
-      if (!entry.directory || entry.name.front() == '.' || is_session_name(entry.name) ||
+      if (!entry.directory || entry.name.front() == '.' || is_ray_session_name(entry.name) ||
           entry.name == "session_latest") {
         continue;
       }
@@ -279,19 +281,11 @@ class Walker {
     for (const auto& [stem, info] : reports) stems.insert(stem);
     for (const auto& [stem, info] : qdstrms) stems.insert(stem);
     for (const auto& [stem, manifest] : manifests) stems.insert(stem);
-    // nsys's --capture-range-end=repeat writes one report per window, "<stem>.<n>.nsys-rep",
-    // all described by the manifest "<stem>.nsel.json".
-    const auto base_of = [&](const std::string& stem) {
-      const size_t dot = stem.rfind('.');
-      if (dot == std::string::npos || dot + 1 == stem.size() ||
-          stem.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
-        return stem;
-      }
-      return stem.substr(0, dot);
-    };
+    // Numbered reports of repeated windows are all described by their base's manifest.
+    using reports_detail::numbered_report_base;
     std::set<std::string> described;  // manifests whose reports are numbered
     for (const std::string& stem : stems) {
-      const std::string base = base_of(stem);
+      const std::string base = numbered_report_base(stem);
       if (base != stem && manifests.count(base) && (reports.count(stem) || qdstrms.count(stem))) {
         described.insert(base);
       }
@@ -301,30 +295,22 @@ class Walker {
       const auto qdstrm = qdstrms.find(stem);
       if (report == reports.end() && qdstrm == qdstrms.end() && described.count(stem)) continue;
       auto manifest = manifests.find(stem);
-      if (manifest == manifests.end()) manifest = manifests.find(base_of(stem));
+      if (manifest == manifests.end()) manifest = manifests.find(numbered_report_base(stem));
       FoundReport found;
       found.root = context.root;
       found.node = context.node;
       found.session = context.session;
       found.job = context.job;
       const std::string file_name = stem + std::string(kReportSuffix);
-      if (const auto parsed = parse_report_file_name(base_of(stem) + std::string(kReportSuffix))) {
-        found.worker = parsed->worker;
-        found.window = parsed->window ? parsed->window->text() : "";
-        found.pid = parsed->pid;
+      if (const auto named = reports_detail::name_of_report(stem)) {
+        found.worker = named->worker;
+        found.window = named->window ? named->window->text() : "";
+        found.pid = named->pid;
       }
       const Manifest* m = manifest != manifests.end() ? &manifest->second.first : nullptr;
       if (m != nullptr) {
         found.manifest = manifest->second.second;
-        found.worker = m->worker;
-        found.window = m->step_window;
-        if (m->pid != 0) found.pid = m->pid;
-        found.rank = manifest_rank(*m);
-        found.local_rank = manifest_local_rank(*m);
-        // A synced layout's node folder is how that tree names its nodes; elsewhere the
-        // manifest's node (SLURM's name for it, else the host) is the best name.
-        const std::string node = manifest_node(*m);
-        if (!node.empty() && (found.node.empty() || found.node == kHeadNode)) found.node = node;
+        reports_detail::take_manifest(found, *m);
       }
       if (report != reports.end()) {
         found.path = folder / file_name;
@@ -471,7 +457,7 @@ Discovery discover_reports(const std::vector<fs::path>& roots, const DiscoveryOp
         context.in_ray_folder = true;
       }
     }
-    if (is_session_name(absolute.filename().string())) {  // a session folder given directly
+    if (is_ray_session_name(absolute.filename().string())) {  // a session folder given directly
       walker.scan_session(root, absolute.filename().string(), context);
       continue;
     }

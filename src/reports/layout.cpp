@@ -50,6 +50,10 @@ std::optional<ReportName> parse_report_file_name(std::string_view file_name) {
   return ReportName{std::string(rest.substr(0, window_at)), StepWindow{*start, *stop}, *pid};
 }
 
+bool is_ray_session_name(std::string_view name) {
+  return name.size() > 8 && name.starts_with("session_") && name[8] >= '0' && name[8] <= '9';
+}
+
 std::string ray_session_name(std::chrono::system_clock::time_point when, long long pid) {
   const auto since_epoch = when.time_since_epoch();
   const std::time_t seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count();

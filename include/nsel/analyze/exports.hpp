@@ -1,6 +1,6 @@
-// Reports to summarise and their SQLite exports: finding .nsys-rep/.sqlite files under folders,
-// and `nsys export --type sqlite` once per report, cached beside it (or in a cache folder when
-// that is read-only) and made again only when the report is newer.
+// The SQLite exports of reports: `nsys export --type sqlite` once per report, cached beside it
+// (or in a cache folder when that is read-only) and made again only when the report is newer.
+// Finding the reports is `reports`' (nsel/reports/report_files.hpp).
 #pragma once
 
 #include <filesystem>
@@ -10,12 +10,6 @@
 #include <vector>
 
 namespace nsel {
-
-// The reports named or found (recursively) under `paths`: .nsys-rep files, and .sqlite exports
-// that have no report of the same name beside them. A path that does not exist is bad input
-// (nsel::Error, exit code 2, naming `source`). Sorted, each file once.
-std::vector<std::filesystem::path> find_report_files(
-    const std::vector<std::filesystem::path>& paths, const std::string& source = "PATH");
 
 // Runs a program (argv[0] absolute) to completion and returns its exit code.
 using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;

@@ -1,7 +1,7 @@
-// What one profiled process did, read from the SQLite export of its report: its identity, the
-// duration of each step, the NVTX range summary (the columns of `nsys stats -r nvtxppsum`), the
-// share of each step spent in its top-level ranges, CUDA kernels and GPU busy time per step when
-// the report has GPU data, and the OS runtime summary.
+// What one profiled process did, read from the SQLite export of its report: the duration of
+// each step, the NVTX range summary (the columns of `nsys stats -r nvtxppsum`), the share of
+// each step spent in its top-level ranges, CUDA kernels and GPU busy time per step when the
+// report has GPU data, and the OS runtime summary.
 #pragma once
 
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "nsel/core/step_window.hpp"
+#include "nsel/reports/report_identity.hpp"
 
 namespace nsel {
 
@@ -67,19 +67,6 @@ struct StepSummary {
   std::optional<long long> gpu_busy_ns;  // when the report has GPU activity
 };
 
-// Who the process was: from the file name and the synced folder layout, and from the manifest
-// `nsel exec` wrote beside the report ("<stem>.nsel.json", see manifest.hpp) when there is one.
-struct ProcessIdentity {
-  std::string worker;                // "dtensor_policy_worker", or the file's stem
-  std::optional<long long> rank;     // the manifest's RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK...
-  std::string node;                  // the synced layout's node folder, else the manifest's host
-  long long pid = 0;                 // 0 when unknown
-  std::optional<StepWindow> window;  // the manifest's single window, else the file name's
-  std::string label() const;         // "dtensor_policy_worker/4250": unique per process
-};
-
-ProcessIdentity identify_report(const std::filesystem::path& report);
-
 struct SummaryOptions {
   StepNamePattern step_name;
   std::size_t top_kernels = 10;
@@ -88,7 +75,7 @@ struct SummaryOptions {
 };
 
 struct ProcessSummary {
-  ProcessIdentity identity;
+  ReportIdentity identity;  // who the report is of (identify_report); not set by summarize_export
   std::filesystem::path report;       // the .nsys-rep (or the .sqlite given)
   std::filesystem::path export_file;  // the SQLite export read
   bool has_nvtx = false;              // the export has the table (a missing table is no data)

@@ -24,11 +24,6 @@ enum class ReportState {
 
 std::string_view to_string(ReportState state);
 
-// How long after its last change a file still counts as being written.
-inline constexpr std::chrono::seconds kWritingQuietPeriod{30};
-// A .nsys-rep smaller than this holds no profile: even an empty session's report is ~100 KiB.
-inline constexpr std::uintmax_t kEmptyReportBytes = 4096;
-
 struct FoundReport {
   std::filesystem::path path;  // the .nsys-rep, or the .qdstrm, or the manifest's report path
   std::string root;            // the root it was found under, as given

@@ -25,6 +25,10 @@ struct ReportName {
 // for any other name.
 std::optional<ReportName> parse_report_file_name(std::string_view file_name);
 
+// Whether a folder name is one of Ray's sessions ("session_" and a digit): not session_latest,
+// which only links to one of them.
+bool is_ray_session_name(std::string_view name);
+
 // "session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<pid>", as Ray names its sessions (local time).
 std::string ray_session_name(std::chrono::system_clock::time_point when, long long pid);
 

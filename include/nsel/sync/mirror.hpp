@@ -93,11 +93,6 @@ struct SyncObserver {
 // One pass over every session.
 PassStats sync_pass(const SyncSettings& settings, const SyncObserver& observer = {});
 
-// Mirrors the folder `source` into `destination` (created when missing) as a pass does.
-PassStats mirror_folder(const std::filesystem::path& source,
-                        const std::filesystem::path& destination,
-                        const SyncObserver& observer = {});
-
 // Passes every `settings.every` until the first full pass that began with LOG_DIR/ENDED present
 // (or just one pass when `every` is 0), watching the source folders between passes (see above).
 // Returns the last pass's numbers.

@@ -1,0 +1,311 @@
+#include "sync/copier.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+namespace nsel::sync_detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct UniqueFd {
+  int fd = -1;
+  explicit UniqueFd(int value = -1) : fd(value) {}
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+bool same_time(const timespec& a, const timespec& b) {
+  // Some shared file systems keep whole seconds only.
+  return a.tv_sec == b.tv_sec && (a.tv_nsec == b.tv_nsec || b.tv_nsec == 0 || a.tv_nsec == 0);
+}
+
+std::string partial_name(const std::string& name) {
+  std::string partial = "." + name + std::string(kPartialSuffix);
+  if (partial.size() > 250) {
+    partial = "." + std::to_string(std::hash<std::string>{}(name)) + std::string(kPartialSuffix);
+  }
+  return partial;
+}
+
+}  // namespace
+
+void Mirror::add_root(MirrorRoot& root, const fs::path& source) {
+  std::error_code ec;
+  if (!fs::is_directory(source, ec)) return;  // a session removed meanwhile
+  fs::create_directories(root.destination, ec);
+  UniqueFd dst(::open(root.destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dst.fd < 0) {
+    problem("cannot create " + root.destination.string() + ": " + std::strerror(errno));
+    return;
+  }
+  SyncState::prepare(dst.fd);
+  roots_.push_back(&root);
+  push({&root, source, root.destination, "", std::nullopt});
+}
+
+void Mirror::add_changed(MirrorRoot& root, const WatchedFolder& folder,
+                         std::vector<std::string> names) {
+  if (std::find(roots_.begin(), roots_.end(), &root) == roots_.end()) roots_.push_back(&root);
+  push({&root, folder.source, folder.destination, folder.relative, std::move(names)});
+}
+
+void Mirror::run(size_t threads, SteadyClock::time_point started, bool save_state) {
+  if (tasks_.empty()) return;  // a watched pass with nothing changed: no threads to start
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!idle_.wait_for(lock, observer_.progress_interval, [&] { return outstanding_ == 0; })) {
+      if (!observer_.progress) continue;
+      PassStats now;
+      stats_.add_to(now);
+      now.sessions = roots_.size();
+      now.elapsed = SteadyClock::now() - started;
+      lock.unlock();
+      observer_.progress(now, false);
+      lock.lock();
+    }
+    finished_ = true;
+  }
+  ready_.notify_all();
+  for (std::thread& worker : workers) worker.join();
+  for (MirrorRoot* root : roots_) {
+    if (!save_state) {
+      root->state.take_in();
+      continue;
+    }
+    root->state.save(root->destination);
+  }
+}
+
+void Mirror::push(FolderTask task) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back(std::move(task));
+    ++outstanding_;
+  }
+  ready_.notify_one();
+}
+
+void Mirror::work() {
+  for (;;) {
+    FolderTask task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ready_.wait(lock, [&] { return finished_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    visit(task);
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (--outstanding_ == 0) idle_.notify_all();
+    }
+  }
+}
+
+void Mirror::problem(const std::string& message) {
+  ++stats_.failed;
+  if (!observer_.problem) return;
+  const std::lock_guard<std::mutex> lock(problem_mutex_);
+  observer_.problem(message);
+}
+
+void Mirror::visit(const FolderTask& task) {
+  // Watched before it is listed: whatever changes after the listing raises an event.
+  if (watch_ != nullptr && !task.only) {
+    watch_->add({task.root->number, task.source, task.destination, task.relative});
+  }
+  UniqueFd src(::open(task.source.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (src.fd < 0) return;  // removed meanwhile
+  UniqueFd dst(::open(task.destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dst.fd < 0) {
+    problem("cannot open " + task.destination.string() + ": " + std::strerror(errno));
+    return;
+  }
+  ++stats_.folders;
+  std::vector<std::pair<std::string, unsigned char>> entries;
+  if (task.only) {
+    for (const std::string& name : *task.only) entries.emplace_back(name, DT_UNKNOWN);
+  } else {
+    DIR* listing = ::fdopendir(::dup(src.fd));
+    if (listing == nullptr) return;
+    while (const dirent* d = ::readdir(listing)) {
+      const std::string_view name = d->d_name;
+      if (name == "." || name == "..") continue;
+      entries.emplace_back(std::string(name), d->d_type);
+    }
+    ::closedir(listing);
+  }
+  SyncState& state = task.root->state;
+  // The mirrored folder's first visit reads its state (in parallel with other sessions'); its
+  // subfolders are queued only by this visit, so none is visited before.
+  if (task.relative.empty() && !task.root->loaded) {
+    state.load(task.destination);
+    task.root->loaded = true;
+  }
+  const SyncState::Folder* known = state.folder(task.relative);
+  SyncState::Batch batch;
+  batch.folder = task.relative;
+  struct stat dst_folder {};
+  const bool trusted =
+      ::fstat(dst.fd, &dst_folder) == 0 && known != nullptr && known->times == times_of(dst_folder);
+  bool changed = false;
+  for (auto& [name, type] : entries) {
+    struct stat st {};
+    if (type == DT_UNKNOWN || type == DT_REG || type == DT_DIR) {
+      if (::fstatat(src.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
+      type = S_ISREG(st.st_mode)   ? DT_REG
+             : S_ISDIR(st.st_mode) ? DT_DIR
+             : S_ISLNK(st.st_mode) ? DT_LNK
+                                   : DT_UNKNOWN;
+    }
+    if (type == DT_DIR) {
+      if (::mkdirat(dst.fd, name.c_str(), (st.st_mode & 07777) | 0700) == 0) {
+        changed = true;
+      } else if (errno != EEXIST) {
+        problem("cannot create " + (task.destination / name).string() + ": " +
+                std::strerror(errno));
+        continue;
+      }
+      push({task.root, task.source / name, task.destination / name, task.relative + name + "/",
+            std::nullopt});
+    } else if (type == DT_REG) {
+      if (name.ends_with(kPartialSuffix)) continue;  // never copy a copy in progress
+      ++stats_.files;
+      changed |= file(src.fd, dst.fd, name, st, task, known, trusted, batch);
+    } else if (type == DT_LNK) {
+      ++stats_.files;
+      changed |= link(src.fd, dst.fd, name, task.destination);
+    }
+  }
+  if (changed) ::fstat(dst.fd, &dst_folder);
+  if (known == nullptr || known->times != times_of(dst_folder)) {
+    batch.folder_times = times_of(dst_folder);
+  }
+  state.merge(batch);
+}
+
+bool Mirror::file(int src_dir, int dst_dir, const std::string& name, const struct stat& src_st,
+                  const FolderTask& task, const SyncState::Folder* known_folder, bool trusted,
+                  SyncState::Batch& batch) {
+  const SyncState::Times source_times = times_of(src_st);
+  bool known = false;
+  if (known_folder != nullptr) {
+    const auto found = known_folder->files.find(name);
+    known = found != known_folder->files.end() && found->second == source_times;
+  }
+  if (known && trusted) return false;
+  struct stat dst_st {};
+  if (::fstatat(dst_dir, name.c_str(), &dst_st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISREG(dst_st.st_mode) && dst_st.st_size == src_st.st_size &&
+      same_time(src_st.st_mtim, dst_st.st_mtim)) {
+    if (!known && name.find('\n') == std::string::npos)
+      batch.files.emplace_back(name, source_times);
+    return false;
+  }
+  if (const auto copied = copy(src_dir, dst_dir, name, task.source, task.destination)) {
+    if (name.find('\n') == std::string::npos) batch.files.emplace_back(name, *copied);
+    return true;
+  }
+  return false;
+}
+
+std::optional<SyncState::Times> Mirror::copy(int src_dir, int dst_dir, const std::string& name,
+                                             const fs::path& source, const fs::path& destination) {
+  UniqueFd in(::openat(src_dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (in.fd < 0) {
+    if (errno != ENOENT) {
+      problem("cannot read " + (source / name).string() + ": " + std::strerror(errno));
+    }
+    return std::nullopt;
+  }
+  struct stat before {};
+  if (::fstat(in.fd, &before) != 0) return std::nullopt;
+  const std::string partial = partial_name(name);
+  UniqueFd out(::openat(dst_dir, partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (out.fd < 0) {
+    problem("cannot write " + (destination / partial).string() + ": " + std::strerror(errno));
+    return std::nullopt;
+  }
+  bool kernel_copy = true;
+  std::vector<char> buffer;
+  for (;;) {
+    ssize_t n = -1;
+    if (kernel_copy) {
+      n = ::copy_file_range(in.fd, nullptr, out.fd, nullptr, 8u << 20, 0);
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+        kernel_copy = false;
+        buffer.resize(1u << 20);
+        continue;
+      }
+    } else {
+      n = ::read(in.fd, buffer.data(), buffer.size());
+      for (ssize_t done = 0; n > 0 && done < n;) {
+        const ssize_t w = ::write(out.fd, buffer.data() + done, static_cast<size_t>(n - done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0)
+          n = -1;
+        else
+          done += w;
+      }
+    }
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      problem("cannot copy " + (source / name).string() + ": " + std::strerror(errno));
+      ::unlinkat(dst_dir, partial.c_str(), 0);
+      return std::nullopt;
+    }
+    stats_.bytes_copied += static_cast<std::uint64_t>(n);
+  }
+  // The copy carries the time taken before copying: if the file changed meanwhile, its new
+  // time differs from the copy's and the next pass copies it again.
+  const timespec times[2] = {before.st_atim, before.st_mtim};
+  ::fchmod(out.fd, before.st_mode & 07777);
+  const bool finished = ::futimens(out.fd, times) == 0;
+  const int closed = ::close(out.fd);
+  out.fd = -1;
+  if (!finished || closed != 0 ||
+      ::renameat(dst_dir, partial.c_str(), dst_dir, name.c_str()) != 0) {
+    problem("cannot finish " + (destination / name).string() + ": " + std::strerror(errno));
+    ::unlinkat(dst_dir, partial.c_str(), 0);
+    return std::nullopt;
+  }
+  ++stats_.copied;
+  return times_of(before);
+}
+
+bool Mirror::link(int src_dir, int dst_dir, const std::string& name, const fs::path& destination) {
+  const auto read_link = [](int dir, const std::string& entry) -> std::optional<std::string> {
+    char target[4096];
+    const ssize_t n = ::readlinkat(dir, entry.c_str(), target, sizeof target);
+    if (n < 0 || static_cast<size_t>(n) >= sizeof target) return std::nullopt;
+    return std::string(target, static_cast<size_t>(n));
+  };
+  const auto wanted = read_link(src_dir, name);
+  if (!wanted || read_link(dst_dir, name) == wanted) return false;
+  const std::string partial = partial_name(name);
+  ::unlinkat(dst_dir, partial.c_str(), 0);  // our own left-over, never a final name
+  if (::symlinkat(wanted->c_str(), dst_dir, partial.c_str()) != 0 ||
+      ::renameat(dst_dir, partial.c_str(), dst_dir, name.c_str()) != 0) {
+    problem("cannot link " + (destination / name).string() + ": " + std::strerror(errno));
+    ::unlinkat(dst_dir, partial.c_str(), 0);
+    return false;
+  }
+  ++stats_.copied;
+  return true;
+}
+
+}  // namespace nsel::sync_detail
