@@ -111,7 +111,8 @@ struct ManifestRecorder::State {
   void watch() {
     const auto started = std::chrono::steady_clock::now();
     while (!stop.load()) {
-      if (const auto pid = find_profiled_program(static_cast<pid_t>(manifest.nsel_pid))) {
+      // Judged by name alone: the manifest's command need not start with nsys.
+      if (const auto pid = find_profiled_program(static_cast<pid_t>(manifest.nsel_pid), "")) {
         adopt_pid(*pid);
         return;
       }

@@ -10,18 +10,16 @@
 
 namespace nsel {
 namespace fs = std::filesystem;
-namespace {
-
-bool is_nsys_process(pid_t pid) {
+NsysPart classify_process(pid_t pid, const std::string& install_folder) {
   static const fs::path self = process_executable(getpid());
   const fs::path exe = process_executable(pid);
-  if (exe.empty()) return true;  // never a candidate
+  if (exe.empty()) return NsysPart::unknown;
   const std::string text = exe.string();
-  return exe == self || text.find("nsight-systems") != std::string::npos ||
-         exe.filename().string().rfind("nsys", 0) == 0;
+  const bool in_nsys = (!install_folder.empty() && text.starts_with(install_folder)) ||
+                       text.find("nsight-systems") != std::string::npos ||
+                       exe.filename().string().starts_with("nsys") || exe == self;
+  return in_nsys ? NsysPart::nsys : NsysPart::program;
 }
-
-}  // namespace
 
 std::string nsys_install_folder(const std::string& nsys) {
   std::error_code ec;
@@ -30,7 +28,7 @@ std::string nsys_install_folder(const std::string& nsys) {
   return real.parent_path().parent_path().string() + "/";
 }
 
-std::optional<pid_t> find_profiled_program(pid_t root) {
+std::optional<pid_t> find_profiled_program(pid_t root, const std::string& install_folder) {
   // Level by level from `root`: the program is found within a level or two, without reading the
   // whole process table.
   std::vector<pid_t> level = {root};
@@ -40,7 +38,8 @@ std::optional<pid_t> find_profiled_program(pid_t root) {
     for (pid_t parent : level) {
       for (pid_t child : child_processes(parent)) {
         next.push_back(child);
-        if (is_nsys_process(child)) continue;
+        // Not yet readable, or gone: looked at again on the next call.
+        if (classify_process(child, install_folder) != NsysPart::program) continue;
         const auto process = read_process_stat(child);
         if (process && (!best || process->start_ticks < best->start_ticks)) best = process;
       }
@@ -51,18 +50,13 @@ std::optional<pid_t> find_profiled_program(pid_t root) {
   return std::nullopt;
 }
 
-std::vector<int> descendant_process_groups(int leader, const std::string& skip_exe_folder) {
+std::vector<int> descendant_process_groups(int leader, const std::string& install_folder) {
   std::map<int, ProcessStat> table;
   std::map<int, std::vector<int>> children;
   for (ProcessStat& row : read_process_table()) {
     children[row.parent].push_back(row.pid);
     table.emplace(row.pid, std::move(row));
   }
-  const auto skipped = [&](int pid) {
-    if (skip_exe_folder.empty()) return false;
-    const std::string exe = process_executable(pid).string();
-    return !exe.empty() && exe.starts_with(skip_exe_folder);
-  };
   std::set<int> groups;
   std::vector<int> pending = {leader};
   std::set<int> seen;
@@ -72,7 +66,8 @@ std::vector<int> descendant_process_groups(int leader, const std::string& skip_e
     if (!seen.insert(pid).second) continue;
     const auto it = table.find(pid);
     if (pid != leader && it != table.end() && it->second.state != 'Z' &&
-        it->second.group != leader && it->second.group != 0 && !skipped(pid)) {
+        it->second.group != leader && it->second.group != 0 &&
+        classify_process(pid, install_folder) != NsysPart::nsys) {
       groups.insert(it->second.group);
     }
     const auto kids = children.find(pid);

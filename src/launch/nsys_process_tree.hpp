@@ -16,17 +16,21 @@ namespace nsel {
 // resolved, gives "<folder>/"); "" when `nsys` cannot be resolved.
 std::string nsys_install_folder(const std::string& nsys);
 
-// The profiled program seen from above nsys: the shallowest, then oldest, descendant of `root`
-// that is not part of nsys. Part of nsys is judged by the executable: in an "nsight-systems"
-// folder or named nsys*, nsel itself (a child that has not executed anything yet), or unreadable
-// (gone, or not ours to read).
-std::optional<pid_t> find_profiled_program(pid_t root);
+// What a process is to nsel, by one rule for both questions below: part of nsys when its
+// executable lies under `install_folder` (nsys_install_folder; may be empty) or in an
+// "nsight-systems" folder, is named nsys*, or is nsel itself (a child that has not executed
+// anything yet); unknown when the executable cannot be read (gone, or not ours to read).
+enum class NsysPart { nsys, program, unknown };
+NsysPart classify_process(pid_t pid, const std::string& install_folder);
 
-// The process groups, other than `leader`'s own, of the live processes descending from `leader`,
-// leaving out processes whose executable lies under `skip_exe_folder`: for nsys (with
-// nsys_install_folder skipped, so its agent is never counted while it detaches), the profiled
-// program's group.
-std::vector<int> descendant_process_groups(int leader, const std::string& skip_exe_folder = {});
+// The profiled program seen from above nsys: the shallowest, then oldest, descendant of `root`
+// that classify_process calls the program.
+std::optional<pid_t> find_profiled_program(pid_t root, const std::string& install_folder);
+
+// The process groups, other than `leader`'s own, of the live processes descending from `leader`
+// that are not part of nsys (unknown ones count): for nsys, the profiled program's group (nsys's
+// agent is never counted while it detaches).
+std::vector<int> descendant_process_groups(int leader, const std::string& install_folder);
 
 // nsys's launcher (its child that starts the program and waits for it) has exited: only its
 // name tells it from other short-lived children of nsys (the agent detaches through one).
