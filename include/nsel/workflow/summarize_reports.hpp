@@ -36,7 +36,8 @@ struct ReportProgress {
   std::function<void(const std::filesystem::path& report)> exporting;
   std::function<void(const std::filesystem::path& report)> read;
   std::function<void()> all_read;
-  std::function<void(const ReportFailure& failure)> failed;  // after all_read, in paths' order
+  // After all_read, one per unreadable report, in the reports' order.
+  std::function<void(const ReportFailure& failure)> failed;
   std::function<void(const std::filesystem::path& dir)> wrote_csv;
   std::function<void(const std::filesystem::path& file)> wrote_html;
 };
