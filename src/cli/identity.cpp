@@ -1,8 +1,6 @@
 #include "cli/identity.hpp"
 
 #include "cli/commands.hpp"
-#include "nsel/core/error.hpp"
-#include "nsel/sys/host.hpp"
 
 namespace nsel::cli {
 
@@ -30,25 +28,16 @@ std::shared_ptr<IdentityFlags> add_identity_flags(CLI::App* command) {
   return flags;
 }
 
+GivenIdentity given_identity(const IdentityFlags& flags) {
+  GivenIdentity given;
+  if (flags.rank_option->count() > 0) given.rank = flags.rank;
+  if (flags.local_rank_option->count() > 0) given.local_rank = flags.local_rank;
+  if (flags.node_option->count() > 0) given.node = flags.node;
+  return given;
+}
+
 ProcessIdentity identify_this_process(const IdentityFlags& flags) {
-  IdentityOverrides given;
-  given.rank_source = "--rank";
-  given.local_rank_source = "--local-rank";
-  given.node_source = "--node";
-  // A flag given with an empty value is a mistake, not "look it up".
-  if (flags.rank_option->count() > 0) given.rank = parse_rank(flags.rank, "--rank");
-  if (flags.local_rank_option->count() > 0) {
-    given.local_rank = parse_rank(flags.local_rank, "--local-rank");
-  }
-  if (flags.node_option->count() > 0) {
-    if (flags.node.empty()) {
-      throw Error(bad_value("--node", flags.node, "empty node name",
-                            "the node's name as NSEL_PROFILE_NODES patterns see it, for "
-                            "example 'node07'"));
-    }
-    given.node = flags.node;
-  }
-  return identify_process(environment_variable, given, host_name());
+  return nsel::identify_this_process(given_identity(flags), environment_variable);
 }
 
 }  // namespace nsel::cli

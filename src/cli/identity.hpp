@@ -7,6 +7,7 @@
 #include <string>
 
 #include "nsel/core/rank_selection.hpp"
+#include "nsel/workflow/identity.hpp"
 
 namespace nsel::cli {
 
@@ -22,8 +23,10 @@ struct IdentityFlags {
 // Adds the three flags to `command`; their values are read once parsing is done.
 std::shared_ptr<IdentityFlags> add_identity_flags(CLI::App* command);
 
-// The flags first (a bad value throws nsel::Error naming the flag), then RANK, SLURM_PROCID, ...,
-// LOCAL_RANK, ..., and this machine's host name.
+// The flags given, as the workflow takes them (read once parsing is done).
+GivenIdentity given_identity(const IdentityFlags& flags);
+
+// nsel::identify_this_process for the flags given and this process's environment.
 ProcessIdentity identify_this_process(const IdentityFlags& flags);
 
 }  // namespace nsel::cli

@@ -1,25 +1,21 @@
 // nsel report: summarise many reports at once (per step, per worker, across workers).
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
-#include <thread>
 
 #include "cli/commands.hpp"
-#include "nsel/analyze/comparison.hpp"
-#include "nsel/analyze/exports.hpp"
 #include "nsel/analyze/render.hpp"
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
-#include "nsel/reports/report_files.hpp"
-#include "nsel/sys/files.hpp"
 #include "nsel/sys/process.hpp"
+#include "nsel/workflow/summarize_reports.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -89,101 +85,39 @@ class Progress {
 };
 
 int run_report(const ReportOptions& options) {
-  SummaryOptions summary_options{
+  ReportRequest request;
+  request.summary = {
       StepNamePattern(options.step_name, "--step-name"),
       static_cast<std::size_t>(parse_whole_number(options.top_kernels, "--top", 0, 1'000'000))};
-  const unsigned jobs_asked =
-      options.jobs.empty()
-          ? 0u
-          : static_cast<unsigned>(parse_whole_number(options.jobs, "--jobs", 1, 1024));
-  const double straggler_percent = parse_percent(options.straggler_percent);
-  std::vector<fs::path> roots;
-  for (const std::string& p : options.paths) roots.emplace_back(p);
-  if (roots.empty()) roots.emplace_back("/tmp/ray");
-  const std::vector<fs::path> reports = find_report_files(roots, "PATH");
-  if (reports.empty()) {
-    std::string where;
-    for (const fs::path& r : roots) where += (where.empty() ? "" : ", ") + quote(r.string());
-    throw Error("no reports (.nsys-rep) or exports (.sqlite) found under " + where, 1);
-  }
+  request.jobs = options.jobs.empty()
+                     ? 0u
+                     : static_cast<unsigned>(parse_whole_number(options.jobs, "--jobs", 1, 1024));
+  request.straggler_percent = parse_percent(options.straggler_percent);
+  for (const std::string& p : options.paths) request.paths.emplace_back(p);
+  request.cache_dir = options.cache_dir;
+  request.csv_dir = options.csv_dir;
+  request.html_file = options.html_file;
+  request.environment = environment_variable;
 
-  ExportSettings export_settings;
-  export_settings.cache_dir = options.cache_dir.empty()
-                                  ? default_export_cache_dir(environment_variable("XDG_CACHE_HOME"),
-                                                             environment_variable("HOME"))
-                                  : fs::path(options.cache_dir);
-  const bool needs_nsys = std::any_of(reports.begin(), reports.end(),
-                                      [](const fs::path& r) { return r.extension() != ".sqlite"; });
-  if (needs_nsys) {
-    const std::optional<std::string> nsys =
-        find_program("nsys", environment_variable("PATH").value_or(""));
-    if (!nsys) {
-      throw Error("nsys is not on PATH: it is needed to export " + quote(reports.front().string()) +
-                      "; install Nsight Systems, or pass .sqlite exports",
-                  1);
-    }
-    export_settings.nsys = *nsys;
-  }
-  Progress progress(reports.size(), options.quiet);
-  export_settings.exporting = [&progress](const fs::path& report) { progress.exporting(report); };
-  export_settings.run = [](const std::vector<std::string>& argv) {
-    return wait_exit_code(spawn_process(argv, {}, "", ChildOutput::discard));
+  std::optional<Progress> progress;
+  ReportProgress told;
+  told.found = [&](std::size_t total) { progress.emplace(total, options.quiet); };
+  told.exporting = [&](const fs::path& report) { progress->exporting(report); };
+  told.read = [&](const fs::path& report) { progress->done(report); };
+  told.all_read = [&] { progress->finish(); };
+  // One line per unreadable report, in the reports' order, whatever finished first.
+  told.failed = [](const ReportFailure& failure) {
+    std::fprintf(stderr, "nsel: %s\n", failure.message.c_str());
   };
-
-  std::vector<std::optional<ProcessSummary>> summaries(reports.size());
-  std::vector<std::optional<std::string>> errors(reports.size());
-  const unsigned cpus = std::max(1u, jobs_asked ? jobs_asked : std::thread::hardware_concurrency());
-  const unsigned jobs = std::min<unsigned>(cpus, static_cast<unsigned>(reports.size()));
-  // CPUs left over when there are fewer reports than CPUs read a report's NVTX table in parts.
-  summary_options.threads = std::max(1u, cpus / jobs);
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < reports.size(); i = next++) {
-      const fs::path& report = reports[i];
-      try {
-        const ExportResult export_file = ensure_export(report, export_settings);
-        ProcessSummary summary = summarize_export(export_file.file, summary_options);
-        summary.identity = identify_report(report);
-        summary.report = report;
-        summaries[i] = std::move(summary);
-        progress.done(report);
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
-        progress.done(report);
-      }
-    }
-  };
-
-  std::vector<std::thread> threads;
-  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  progress.finish();
-
-  ReportSet set;
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (summaries[i]) set.processes.push_back(std::move(*summaries[i]));
-    if (errors[i]) {
-      // One line per unreadable report, in the reports' order, whatever finished first.
-      std::fprintf(stderr, "nsel: %s\n", errors[i]->c_str());
-      set.failures.push_back({reports[i], *errors[i]});
-    }
+  if (!options.quiet) {
+    told.wrote_csv = [](const fs::path& dir) {
+      std::fprintf(stderr, "nsel report: wrote CSV files to %s\n", dir.c_str());
+    };
+    told.wrote_html = [](const fs::path& file) {
+      std::fprintf(stderr, "nsel report: wrote %s\n", file.c_str());
+    };
   }
-  std::stable_sort(set.processes.begin(), set.processes.end(),
-                   [](const ProcessSummary& a, const ProcessSummary& b) {
-                     return a.identity.label() < b.identity.label();
-                   });
-  set.comparison = compare_steps(set.processes, straggler_percent);
-
-  if (!options.csv_dir.empty()) {
-    write_csv(set, options.csv_dir);
-    if (!options.quiet)
-      std::fprintf(stderr, "nsel report: wrote CSV files to %s\n", options.csv_dir.c_str());
-  }
-  if (!options.html_file.empty()) {
-    write_file_atomically(options.html_file, render_html(set));
-    if (!options.quiet) std::fprintf(stderr, "nsel report: wrote %s\n", options.html_file.c_str());
-  }
+  const ReportSet set = summarize_reports(request, told);
   if (options.json) {
     std::printf("%s\n", render_json(set).dump(2).c_str());
   } else {

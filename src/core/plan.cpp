@@ -131,6 +131,13 @@ Filtered apply_filters(const ProfileSettings& settings, const ProcessIdentity& i
   return all;
 }
 
+// The options the user gave in NRL_NSYS_EXTRA_OPTIONS alone.
+NsysOptions user_options(const ProfileSettings& settings) {
+  NsysOptions user;
+  if (settings.extra_options) user.merge_json(*settings.extra_options, kExtraOptionsVariable);
+  return user;
+}
+
 }  // namespace
 
 std::string WorkerPlan::log_line() const {
@@ -138,7 +145,7 @@ std::string WorkerPlan::log_line() const {
          pattern.value_or("") + "')";
 }
 
-WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& request) {
+WorkerPlan select_worker(const ProfileSettings& settings, const PlanRequest& request) {
   WorkerPlan plan;
   plan.worker = request.worker;
   plan.window = settings.window;
@@ -169,23 +176,30 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
 
   NsysOptions options = NsysOptions::contract_defaults(request.worker, *settings.window);
   if (settings.extra_options) options.merge_json(*settings.extra_options, kExtraOptionsVariable);
-  NsysOptions user;
-  if (settings.extra_options) user.merge_json(*settings.extra_options, kExtraOptionsVariable);
-  plan.capture = apply_capture(options, user.has("capture-range"), request.node_capture);
-  if (settings.windows.size() > 1) {
-    plan_windows(plan, options, user, request);
-  }
   // Nsight Systems 2022.4 escapes '"' and '&' in report names with '&' and then fails inside the
   // profiled process when renaming its output (seen under Ray: the worker died), so such names
-  // are refused before anything starts.
+  // are refused before anything starts. The names complete_plan gives for several windows add
+  // only the windows and the report tag to the worker's name.
   if (auto output = options.get("o"); output && output->find_first_of("\"&") != std::string::npos) {
-    const bool from_user = user.has("o");
+    const bool from_user = user_options(settings).has("o");
     throw Error(bad_value(
         from_user ? kExtraOptionsVariable : std::string_view("worker name"),
         from_user ? *settings.extra_options : request.worker,
         "the report name would hold '\"' or '&', which Nsight Systems cannot "
         "finish a report under",
         from_user ? "an output name 'o' without '\"' and '&'" : "a name without '\"' and '&'"));
+  }
+  plan.options = options;
+  return plan;
+}
+
+void complete_plan(WorkerPlan& plan, const ProfileSettings& settings, const PlanRequest& request) {
+  if (!plan.profile) return;
+  NsysOptions options = plan.options;
+  const NsysOptions user = user_options(settings);
+  plan.capture = apply_capture(options, user.has("capture-range"), request.node_capture);
+  if (settings.windows.size() > 1) {
+    plan_windows(plan, options, user, request);
   }
   if (auto output = options.get("o");
       output && !request.output_dir.empty() && !is_absolute(*output)) {
@@ -202,6 +216,11 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
                              std::string(to_string(plan.capture)));
   plan.environment.push_back(std::string(kStepRangeVariable) + "=" +
                              windows_text(settings.windows));
+}
+
+WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& request) {
+  WorkerPlan plan = select_worker(settings, request);
+  complete_plan(plan, settings, request);
   return plan;
 }
 

@@ -61,4 +61,13 @@ struct WorkerPlan {
 
 WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& request);
 
+// plan_worker in two halves, for a caller that must not look for nsys or probe the GPU before
+// it knows the worker is profiled. select_worker decides (profile, pattern, windows, identity,
+// reason, notice; command is request.program) without reading request.nsys or
+// request.node_capture, and throws as plan_worker does for a report name nsys cannot finish.
+// complete_plan then adds, to a selected plan, the nsys command, options and environment for
+// request.nsys and request.node_capture.
+WorkerPlan select_worker(const ProfileSettings& settings, const PlanRequest& request);
+void complete_plan(WorkerPlan& plan, const ProfileSettings& settings, const PlanRequest& request);
+
 }  // namespace nsel

@@ -1,0 +1,49 @@
+// One worker process, as `nsel exec` runs it: validated, planned once, then either this process
+// replaced by the program (not selected, or allowed to run unprofiled) or nsys supervised.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nsel/core/launch_settings.hpp"
+#include "nsel/core/plan.hpp"
+#include "nsel/core/settings.hpp"
+#include "nsel/workflow/identity.hpp"
+
+namespace nsel {
+
+struct WorkerRequest {
+  std::string worker;
+  std::string output_dir;  // created when profiled; empty: the working directory
+  std::string capture;     // "auto", "cuda", "nvtx" or "none"; empty: NSEL_CAPTURE or auto
+  GivenIdentity identity;
+  std::vector<std::string> program;  // PROGRAM ARGS...; PROGRAM is looked up on PATH
+  EnvLookup environment;             // the variables nsel reads, PATH among them
+};
+
+// What to do with the worker.
+struct WorkerLaunch {
+  // Lines for stderr, in order, before anything starts: why a matched worker is left out, or
+  // that a selected one runs unprofiled.
+  std::vector<std::string> notices;
+  bool profiled = false;
+  std::vector<std::string> program;  // PROGRAM (absolute) ARGS, to run bare when not profiled
+  WorkerPlan plan;                   // complete (with its nsys command) when profiled
+  LaunchSettings launch;
+};
+
+// Validates the request and the settings before anything starts (nsel::Error, exit code 2), and
+// plans once: a selected worker needs a usable nsys (nsel::Error, exit code 127, unless
+// NSEL_ALLOW_UNPROFILED=1 lets it run bare) and the node's capture mode; an unselected one
+// needs neither.
+WorkerLaunch decide_worker(const WorkerRequest& request);
+
+// decide_worker, its notices told, then the program in place of this process when it is not
+// profiled; otherwise the output folder made, the plan's log line told, and nsys supervised
+// (the manifest and the per-window report names written by the keeper, whose lines are told
+// too). Returns the program's exit code. `tell` gets one line at a time, for stderr; a line told
+// before the process is replaced must be written out at once. Forks: call it single-threaded.
+int run_worker(const WorkerRequest& request, const std::function<void(const std::string&)>& tell);
+
+}  // namespace nsel

@@ -1,0 +1,107 @@
+#include "nsel/workflow/summarize_reports.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
+
+#include "nsel/analyze/comparison.hpp"
+#include "nsel/analyze/exports.hpp"
+#include "nsel/core/error.hpp"
+#include "nsel/reports/report_files.hpp"
+#include "nsel/sys/files.hpp"
+#include "nsel/sys/process.hpp"
+
+namespace nsel {
+
+namespace fs = std::filesystem;
+
+ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& progress) {
+  std::vector<fs::path> roots = request.paths;
+  if (roots.empty()) roots.emplace_back("/tmp/ray");
+  const std::vector<fs::path> reports = find_report_files(roots, "PATH");
+  if (reports.empty()) {
+    std::string where;
+    for (const fs::path& r : roots) where += (where.empty() ? "" : ", ") + quote(r.string());
+    throw Error("no reports (.nsys-rep) or exports (.sqlite) found under " + where, 1);
+  }
+
+  ExportSettings export_settings;
+  export_settings.cache_dir = request.cache_dir.empty()
+                                  ? default_export_cache_dir(request.environment("XDG_CACHE_HOME"),
+                                                             request.environment("HOME"))
+                                  : request.cache_dir;
+  const bool needs_nsys = std::any_of(reports.begin(), reports.end(),
+                                      [](const fs::path& r) { return r.extension() != ".sqlite"; });
+  if (needs_nsys) {
+    const std::optional<std::string> nsys =
+        find_program("nsys", request.environment("PATH").value_or(""));
+    if (!nsys) {
+      throw Error("nsys is not on PATH: it is needed to export " + quote(reports.front().string()) +
+                      "; install Nsight Systems, or pass .sqlite exports",
+                  1);
+    }
+    export_settings.nsys = *nsys;
+  }
+  if (progress.found) progress.found(reports.size());
+  export_settings.exporting = progress.exporting;
+  export_settings.run = [](const std::vector<std::string>& argv) { return run_quietly(argv); };
+
+  std::vector<std::optional<ProcessSummary>> summaries(reports.size());
+  std::vector<std::optional<std::string>> errors(reports.size());
+  const unsigned cpus =
+      std::max(1u, request.jobs ? request.jobs : std::thread::hardware_concurrency());
+  const unsigned jobs = std::min<unsigned>(cpus, static_cast<unsigned>(reports.size()));
+  SummaryOptions summary_options = request.summary;
+  // CPUs left over when there are fewer reports than CPUs read a report's NVTX table in parts.
+  summary_options.threads = std::max(1u, cpus / jobs);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < reports.size(); i = next++) {
+      const fs::path& report = reports[i];
+      try {
+        const ExportResult export_file = ensure_export(report, export_settings);
+        ProcessSummary summary = summarize_export(export_file.file, summary_options);
+        summary.identity = identify_report(report);
+        summary.report = report;
+        summaries[i] = std::move(summary);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+      if (progress.read) progress.read(report);
+    }
+  };
+
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  if (progress.all_read) progress.all_read();
+
+  ReportSet set;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (summaries[i]) set.processes.push_back(std::move(*summaries[i]));
+    if (errors[i]) {
+      // One failure per unreadable report, in the reports' order, whatever finished first.
+      set.failures.push_back({reports[i], *errors[i]});
+      if (progress.failed) progress.failed(set.failures.back());
+    }
+  }
+  std::stable_sort(set.processes.begin(), set.processes.end(),
+                   [](const ProcessSummary& a, const ProcessSummary& b) {
+                     return a.identity.label() < b.identity.label();
+                   });
+  set.comparison = compare_steps(set.processes, request.straggler_percent);
+
+  if (!request.csv_dir.empty()) {
+    write_csv(set, request.csv_dir);
+    if (progress.wrote_csv) progress.wrote_csv(request.csv_dir);
+  }
+  if (!request.html_file.empty()) {
+    write_file_atomically(request.html_file, render_html(set));
+    if (progress.wrote_html) progress.wrote_html(request.html_file);
+  }
+  return set;
+}
+
+}  // namespace nsel
