@@ -84,12 +84,6 @@ RealFiles make_real_files(const fs::path& dir) {
 
 }  // namespace
 
-std::string host_name() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  return host;
-}
-
 void place(const fs::path& from, const fs::path& to, std::chrono::seconds age) {
   fs::create_directories(to.parent_path());
   fs::copy_file(from, to, fs::copy_options::overwrite_existing);

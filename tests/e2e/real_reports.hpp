@@ -14,8 +14,6 @@
 
 namespace nsel::e2e {
 
-std::string host_name();
-
 // Copies `from` to `to` and dates it `age` ago (old files are finished files).
 void place(const std::filesystem::path& from, const std::filesystem::path& to,
            std::chrono::seconds age = std::chrono::seconds(600));

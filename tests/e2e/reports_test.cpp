@@ -11,12 +11,13 @@
 #include <thread>
 
 #include "nsel/core/manifest.hpp"
+#include "nsel/sys/host.hpp"
 #include "real_reports.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using nsel::e2e::host_name;
+using nsel::host_name;
 using nsel::e2e::place;
 using nsel::e2e::real_files;
 using nsel::e2e::RealFiles;

@@ -14,11 +14,12 @@
 #include <thread>
 
 #include "nsel/sync/mirror.hpp"
+#include "nsel/sys/host.hpp"
 #include "real_reports.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
-using nsel::e2e::host_name;
+using nsel::host_name;
 using nsel::e2e::place;
 using nsel::e2e::real_files;
 using nsel::e2e::Reports;
