@@ -60,8 +60,9 @@ def other_python_dir(root):
 
 def private_ray(root, patched):
     """A private view of the installed Ray under `root` (imported first through PYTHONPATH):
-    every file a link to the installed one, but nsight.py a copy in the state asked for, so a test
-    never changes the virtual environment that other tests use."""
+    every file a link to the installed one, but nsight.py a copy in the state asked for (patched
+    True or False; None keeps the installed one's), so a test never changes the virtual
+    environment that other tests use."""
     source = ray_site_packages() / "ray"
     target = Path(root) / "private-site" / "ray"
     nsight = Path("_private") / "runtime_env" / "nsight.py"
@@ -75,10 +76,11 @@ def private_ray(root, patched):
                 (target / relative / name).symlink_to(Path(folder) / name)
     text = (source / nsight).read_text()
     (target / nsight).write_text(text)
-    action = [] if patched else ["--revert"]
-    done = subprocess.run([nsel_cli(), "ray", "patch", "--site-packages", str(target.parent),
-                           *action], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    if patched is not None:
+        action = [] if patched else ["--revert"]
+        done = subprocess.run([nsel_cli(), "ray", "patch", "--site-packages", str(target.parent),
+                               *action], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
     return target.parent
 
 
@@ -93,20 +95,17 @@ class RayCluster:
     process still naming its temp dir, by process id."""
 
     def __init__(self, env_overrides=None, other_python_on_path=True, ray_launcher=None):
-        """ray_launcher: None uses the installed Ray as it is; "patched" or "unpatched" runs the
-        cluster on a private view of Ray whose nsight launcher is in that state."""
+        """The cluster runs on a private view of Ray whose nsight launcher is as ray_launcher
+        says: "patched", "unpatched", or None for as installed. Its drivers import nsel with a
+        selection, and the at-import fix then changes the view's copy, never the installed Ray."""
         self.temp_dir = Path(tempfile.mkdtemp(prefix="nsel-ray-"))
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         env = base_environment()
         self.other_python = other_python_dir(self.temp_dir)
-        python_path = [str(ray_site_packages())]
-        self.private_site = None
-        if ray_launcher is not None:
-            self.private_site = private_ray(self.temp_dir, ray_launcher == "patched")
-            python_path.insert(0, str(self.private_site))
-        if other_python_on_path or ray_launcher is not None:
-            env["PYTHONPATH"] = ":".join(python_path)
+        launcher = None if ray_launcher is None else ray_launcher == "patched"
+        self.private_site = private_ray(self.temp_dir, launcher)
+        env["PYTHONPATH"] = ":".join([str(self.private_site), str(ray_site_packages())])
         if other_python_on_path:
             env["PATH"] = f"{self.other_python}:{env.get('PATH', '')}"
         # Targets for the hostile-value tests: `touch $NSEL_PWNED1` needs no '/' in a worker name

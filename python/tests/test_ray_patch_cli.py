@@ -163,7 +163,8 @@ def test_import_never_fails(site, problem):
 def test_plugin_runtime_env_rejects_bad_settings():
     env = dict(base_environment(), NRL_NSYS_WORKER_PATTERNS="*policy*",
                NRL_NSYS_PROFILE_STEP_RANGE="0:10")
-    code = ("import nsel\ntry:\n    nsel.plugin_runtime_env('dtensor_policy_worker')\n"
+    code = ("import sys\nsys.modules['ray'] = None  # hidden: the venv's Ray stays as it is\n"
+            "import nsel\ntry:\n    nsel.plugin_runtime_env('dtensor_policy_worker')\n"
             "except nsel.Error as e:\n    print(e)")
     done = subprocess.run([VENV_PYTHON, "-c", code], capture_output=True, text=True, env=env)
     assert done.stdout.startswith("NRL_NSYS_PROFILE_STEP_RANGE='0:10': start must be >= 1")

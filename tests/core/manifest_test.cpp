@@ -3,8 +3,6 @@
 
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
-#include "nsel/launch/manifest_recorder.hpp"
-#include "nsel/sync/mirror.hpp"
 
 namespace {
 
@@ -113,18 +111,6 @@ TEST(Manifest, RankAndNodeComeFromTheSchedulersVariables) {
   m.rank_variables.clear();
   EXPECT_EQ(nsel::manifest_rank(m), std::nullopt);
   EXPECT_EQ(nsel::manifest_local_rank(m), std::nullopt);
-}
-
-TEST(Manifest, ReportPathFollowsNsysExpansion) {
-  EXPECT_EQ(nsel::expand_report_path("w_2:4_%p", 42, "/work"), "/work/w_2:4_42.nsys-rep");
-  EXPECT_EQ(nsel::expand_report_path("/abs/r%%_%p.nsys-rep", 7, "/work"), "/abs/r%_7.nsys-rep");
-  EXPECT_EQ(nsel::manifest_path_for("/a/w_2:4_42.nsys-rep"), "/a/w_2:4_42.nsel.json");
-}
-
-TEST(SyncSettings, DestinationFollowsTheSlurmJob) {
-  EXPECT_EQ(nsel::slurm_log_dir("/logs", "123", ""), "/logs/123-logs");
-  EXPECT_EQ(nsel::slurm_log_dir("/logs", "123", "0"), "/logs/123-logs");
-  EXPECT_EQ(nsel::slurm_log_dir("/logs", "123", "2"), "/logs/123-restart2-logs");
 }
 
 }  // namespace

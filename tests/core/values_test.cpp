@@ -3,7 +3,6 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/launch_settings.hpp"
 #include "nsel/core/values.hpp"
-#include "nsel/doctor/doctor.hpp"
 
 using namespace std::chrono_literals;
 
@@ -50,18 +49,4 @@ TEST(LaunchSettings, DefaultsAndVariables) {
       });
   EXPECT_EQ(set.stop_timeout, 1500ms);
   EXPECT_TRUE(set.allow_unprofiled);
-}
-
-TEST(Doctor, RayNsightPatchIsReadFromTheText) {
-  EXPECT_EQ(nsel::ray_nsight_state(
-                "        context.py_executable = \" \".join(self.nsight_cmd) + \" python\"\n"),
-            nsel::RayNsightState::unpatched);
-  EXPECT_EQ(nsel::ray_nsight_state("x = \" \".join(self.nsys_cmd) + \" python\""),
-            nsel::RayNsightState::unpatched);
-  EXPECT_EQ(
-      nsel::ray_nsight_state(
-          "context.py_executable = \" \".join(self.nsight_cmd) + f\" {context.py_executable}\""),
-      nsel::RayNsightState::patched);
-  EXPECT_EQ(nsel::ray_nsight_state("context.py_executable = something_else()"),
-            nsel::RayNsightState::unknown);
 }
