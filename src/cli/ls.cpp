@@ -182,9 +182,9 @@ Action add_ls(CLI::App& app) {
       "else its host.\n"
       "--json prints one object: nsel_ls (format version 1), roots, sessions, counts, notes,\n"
       "reports (path, state, reason, worker, window, pid, rank, local_rank, node, session, job,\n"
-      "root, bytes, modified, manifest, qdstrm; null when unknown); see the README.\n"
+      "root, bytes, modified, manifest, qdstrm; null when unknown); see docs/reports.md.\n"
       "Usage: nsel ls [--json] [ROOT...]");
-  ls->add_flag("--json", options->json, "print one JSON object (stable; see the README)");
+  ls->add_flag("--json", options->json, "print one JSON object (stable; see docs/reports.md)");
   ls->add_option("ROOT", options->roots, "folders to search (default: /tmp/ray, <temp>/nsel-demo)");
 
   return [options](const std::vector<std::string>& trailing) -> int {

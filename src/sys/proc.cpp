@@ -23,8 +23,8 @@ bool is_pid_name(const std::string& name) {
   return !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
 }
 
-}  // namespace
-
+// The whole text of a /proc file, or "" when it cannot be read. Never throws: a process can end
+// while it is read (the kernel then answers ESRCH, which iostreams turn into an exception).
 std::string read_proc_file(const std::string& path) noexcept {
   try {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -43,6 +43,8 @@ std::string read_proc_file(const std::string& path) noexcept {
     return {};  // out of memory: as unreadable
   }
 }
+
+}  // namespace
 
 std::optional<ProcessStat> read_process_stat(pid_t pid) {
   const std::string text = read_proc_file(proc_path(pid, "stat"));

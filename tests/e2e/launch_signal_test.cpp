@@ -60,13 +60,8 @@ std::vector<Begun> read_progress(const fs::path& file) {
 }
 
 int parent_of(pid_t pid) {
-  const std::string stat = nsel::read_proc_file("/proc/" + std::to_string(pid) + "/stat");
-  const size_t end = stat.rfind(')');
-  if (end == std::string::npos) return 0;
-  char state = 0;
-  int parent = 0;
-  std::sscanf(stat.c_str() + end + 1, " %c %d", &state, &parent);
-  return parent;
+  const auto stat = nsel::read_process_stat(pid);
+  return stat ? stat->parent : 0;
 }
 
 // Starts argv as the leader of a new process group (a scheduler's job step), output to files.
@@ -142,7 +137,7 @@ Interrupted interrupt(const fs::path& dir, int signal_number, std::chrono::milli
            std::to_string(kWindowStop)},
       dir);
   // Nsight Systems 2022.4 sometimes never starts the program when other sessions start at the
-  // same moment (see README): such a run is reported and retried by the caller.
+  // same moment (see docs/nsys-facts.md): such a run is reported and retried by the caller.
   const auto start_deadline = std::chrono::steady_clock::now() + 45s;
   while (read_progress(progress).size() < static_cast<size_t>(kWindowStart) &&
          std::chrono::steady_clock::now() < start_deadline) {

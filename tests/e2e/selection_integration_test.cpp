@@ -144,7 +144,8 @@ WindowsRun run_windows(const std::string& label, int steps, const std::string& r
   const fs::path dir = make_temp_dir(label);
   WindowsRun out;
   // nsys, started while other tests start theirs, now and then never starts the program (its
-  // start-up failure, see the README): once more then, said aloud; a report lost is not retried.
+  // start-up failure, see docs/nsys-facts.md): once more then, said aloud; a report lost is not
+  // retried.
   for (int attempt = 1;; ++attempt) {
     out.result = nsel::test::run(exec_argv(dir, "run", steps), policy_steps(range));
     if (fs::exists(dir / "run.txt") || attempt == 3) break;

@@ -68,7 +68,7 @@ std::vector<std::string> recording_program(const fs::path& dir) {
 // under such a name: nsel refuses it, see WorkerNamesNsysCannotNameAReportAfterAreRefused);
 // patterns are split on ','; nsys reads ',' in --env-var.
 // CPU context-switch tracing is off: with it, Debian's nsys 2022.4 hangs at the end of about
-// half of the sessions of a short program (the agent hang the README describes).
+// half of the sessions of a short program (the agent hang docs/nsys-facts.md describes).
 struct HostileSelection {
   std::string worker = "policy $(touch pwned) `touch pwned`; |<>'\n名前 🙂 *?[\\ ~";
   std::string patterns = "  *$(touch pwned)* , [!x]*;touch pwned ";

@@ -198,7 +198,7 @@ class Srun(SlurmTestCase):
                                  env=env, capture_output=True, text=True, timeout=240)
             job = re.search(r"jobid (\d+)", out.stderr)
             # Nsight Systems 2022.4 sometimes never starts a program when sessions start at the
-            # same moment (README): say so and run the job once more.
+            # same moment (docs/nsys-facts.md): say so and run the job once more.
             never_started = [r for r in range(4)
                              if not os.path.exists(os.path.join(self.dir, f"describe.{r}"))]
             if out.returncode == 0 or not never_started or attempt == 2:
@@ -339,7 +339,7 @@ class Sbatch(SlurmTestCase):
                 os.path.join(self.dir, f"progress.{r}"))]
             if not never_started or attempt == 2:
                 break
-            # nsys's start-up failure (README): shown, and the job submitted once more.
+            # nsys's start-up failure (docs/nsys-facts.md): shown, and the job submitted once more.
             print(f"[ retry ] ranks {never_started} never started (nsys start-up failure):\n"
                   + self.job_output())
         self.assertTrue(os.path.exists(os.path.join(log_dir, "ENDED")), self.job_output())
@@ -412,7 +412,7 @@ class Sbatch(SlurmTestCase):
                 never_started = [r for r in (0, 3) if not read_progress(
                     os.path.join(run_dir, f"progress.{r}"))]
                 # Nsight Systems 2022.4 sometimes never starts a program when sessions start at
-                # the same moment (README): shown, and the job submitted again. Anything else
+                # the same moment (docs/nsys-facts.md): shown, and the job submitted again. Anything else
                 # fails the test.
                 self.assertTrue(never_started and attempt < 3,
                                 "the profiled ranks did not reach the window:\n" + output)

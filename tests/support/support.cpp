@@ -188,19 +188,8 @@ namespace nsel::test {
 
 int count_processes_with(const std::vector<std::string>& arguments) {
   int count = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string cmdline = nsel::read_proc_file(entry.path() / "cmdline");
-    std::vector<std::string> parts;
-    size_t begin = 0;
-    while (begin < cmdline.size()) {
-      size_t end = cmdline.find('\0', begin);
-      if (end == std::string::npos) end = cmdline.size();
-      parts.push_back(cmdline.substr(begin, end - begin));
-      begin = end + 1;
-    }
+  for (const nsel::ProcessStat& process : nsel::read_process_table()) {
+    const std::vector<std::string> parts = nsel::process_arguments(process.pid);
     const bool all = std::all_of(arguments.begin(), arguments.end(), [&](const std::string& want) {
       return std::any_of(parts.begin(), parts.end(), [&](const std::string& part) {
         if (!want.empty() && want.back() == '*')

@@ -11,10 +11,6 @@
 
 namespace nsel {
 
-// The whole text of a /proc file, or "" when it cannot be read. Never throws: a process can end
-// while it is read (the kernel then answers ESRCH, which iostreams turn into an exception).
-std::string read_proc_file(const std::string& path) noexcept;
-
 // The fields of /proc/<pid>/stat that nsel uses.
 struct ProcessStat {
   pid_t pid = 0;
