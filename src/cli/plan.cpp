@@ -164,7 +164,7 @@ Action add_plan(CLI::App& app) {
           request.identity.rank = {*row, "--ranks", ""};
           label += " rank " + std::to_string(*row);
         }
-        WorkerPlan preview = plan_worker(settings, request);
+        WorkerPlan preview = select_worker(settings, request);
         if (!preview.notice.empty()) std::fprintf(stderr, "%s\n", preview.notice.c_str());
         if (preview.profile) {
           if (!probe && settings.capture == CaptureMode::automatic) {
@@ -172,7 +172,7 @@ Action add_plan(CLI::App& app) {
           }
           request.node_capture =
               resolve_capture_mode(settings.capture, probe ? *probe : GpuProbe{});
-          preview = plan_worker(settings, request);
+          complete_plan(preview, settings, request);
           std::fprintf(stderr, "%s\n", preview.log_line().c_str());
         }
         if (options->json) {
