@@ -18,28 +18,18 @@
 #include "nsel/reports/report_files.hpp"
 #include "nsel/reports/report_identity.hpp"
 #include "nsel/sys/files.hpp"
+#include "unit_files.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 fs::path fresh_dir(const std::string& label) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("nsel-analyze-" + label + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return nsel::test::fresh_dir("analyze", label);
 }
 
 void execute(const fs::path& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
+  nsel::test::execute_sql(db_path, sql);
 }
 
 // The exact answer, the slow way.

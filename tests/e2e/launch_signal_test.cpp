@@ -1,15 +1,13 @@
 // Reports survive the way schedulers end jobs: SIGTERM to the launcher's whole process group at
 // any moment of the capture, then SIGKILL. Real nsel, real nsys, the example worker.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <random>
 #include <thread>
@@ -22,8 +20,6 @@
 namespace fs = std::filesystem;
 using nsel::test::slurp;
 using namespace std::chrono_literals;
-
-extern char** environ;
 
 namespace {
 
@@ -64,48 +60,18 @@ int parent_of(pid_t pid) {
   return stat ? stat->parent : 0;
 }
 
-// Starts argv as the leader of a new process group (a scheduler's job step), output to files.
-pid_t start_job(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
-                const fs::path& dir) {
-  std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    if (entry.rfind("NRL_NSYS_", 0) == 0 || entry.rfind("NSEL_", 0) == 0) continue;
-    environment.push_back(entry);
-  }
-  environment.insert(environment.end(), extra_env.begin(), extra_env.end());
-  std::vector<std::string> arguments = argv;
-  std::vector<char*> argument_pointers;
-  for (auto& a : arguments) argument_pointers.push_back(a.data());
-  argument_pointers.push_back(nullptr);
-  std::vector<char*> environment_pointers;
-  for (auto& e : environment) environment_pointers.push_back(e.data());
-  environment_pointers.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, (dir / "out.txt").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, (dir / "err.txt").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, arguments.front().c_str(), &actions, &attributes,
-                             argument_pointers.data(), environment_pointers.data());
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv.front());
-  return pid;
+// Starts argv as the leader of a new process group (a scheduler's job step); its output is read
+// once every process of the run has ended (the keeper may write after nsel is gone).
+nsel::test::Started start_job(const std::vector<std::string>& argv,
+                              const std::map<std::string, std::string>& env) {
+  return nsel::test::start(argv, env, {}, true);
 }
 
-int wait_code(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+std::string job_errors(const nsel::test::Started& job) {
+  const std::string err = slurp(job.output.string() + ".err");
+  fs::remove(job.output.string() + ".out");
+  fs::remove(job.output.string() + ".err");
+  return err;
 }
 
 struct Interrupted {
@@ -128,14 +94,13 @@ Interrupted interrupt(const fs::path& dir, int signal_number, std::chrono::milli
   Interrupted run;
   const fs::path progress = dir / "progress";
   const fs::path describe = dir / "describe";
-  const pid_t job = start_job(
+  const nsel::test::Started job = start_job(
       {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
        (dir / "reports").string(), "--", kWorker, "--steps", std::to_string(kSteps), "--work-ms",
        "100", "--progress", progress.string(), "--describe", describe.string()},
-      {"NRL_NSYS_WORKER_PATTERNS=*policy*",
-       "NRL_NSYS_PROFILE_STEP_RANGE=" + std::to_string(kWindowStart) + ":" +
-           std::to_string(kWindowStop)},
-      dir);
+      {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
+       {"NRL_NSYS_PROFILE_STEP_RANGE",
+        std::to_string(kWindowStart) + ":" + std::to_string(kWindowStop)}});
   // Nsight Systems 2022.4 sometimes never starts the program when other sessions start at the
   // same moment (see docs/nsys-facts.md): such a run is reported and retried by the caller.
   const auto start_deadline = std::chrono::steady_clock::now() + 45s;
@@ -148,12 +113,12 @@ Interrupted interrupt(const fs::path& dir, int signal_number, std::chrono::milli
   if (described.count("ppid")) run.nsys_pid = parent_of(std::stoi(described.at("ppid")));
   std::this_thread::sleep_for(delay);
   run.signalled = WallClock::now();
-  kill(-job, signal_number);
+  kill(-job.pid, signal_number);
   if (kill_after) {
     std::this_thread::sleep_for(*kill_after);
-    kill(-job, SIGKILL);
+    kill(-job.pid, SIGKILL);
   }
-  run.exit_code = wait_code(job);
+  run.exit_code = nsel::wait_exit_code(job.pid);
   const auto give_up = std::chrono::steady_clock::now() + 120s;
   // After a SIGKILL of nsel its keeper goes on alone; wait (bounded) until all of it is over.
   const std::string mine = dir.string() + "/*";
@@ -166,7 +131,7 @@ Interrupted interrupt(const fs::path& dir, int signal_number, std::chrono::milli
   for (const fs::path& file : nsel::test::files_in(dir / "reports")) {
     (file.string().ends_with(".nsel.json") ? run.manifests : run.files).push_back(file);
   }
-  run.err = slurp(dir / "err.txt");
+  run.err = job_errors(job);
   return run;
 }
 
@@ -316,21 +281,23 @@ TEST(Supervision, SigintAndSighupArePassedOnToo) {
 
 TEST(Supervision, AProgramThatIgnoresTheStopIsEndedAfterTheTimeout) {
   const fs::path dir = nsel::test::make_temp_dir("timeout");
-  const pid_t job = start_job(
+  const nsel::test::Started job = start_job(
       {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
        (dir / "reports").string(), "--", "/bin/sh", "-c",
        "trap '' TERM; touch \"$0\"; while :; do sleep 0.1; done", (dir / "started").string()},
-      {"NRL_NSYS_WORKER_PATTERNS=*policy*", "NRL_NSYS_PROFILE_STEP_RANGE=2:4", "NSEL_CAPTURE=none",
-       "NRL_NSYS_EXTRA_OPTIONS={\"t\": \"osrt\"}", "NSEL_STOP_TIMEOUT=1"},
-      dir);
+      {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
+       {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
+       {"NSEL_CAPTURE", "none"},
+       {"NRL_NSYS_EXTRA_OPTIONS", "{\"t\": \"osrt\"}"},
+       {"NSEL_STOP_TIMEOUT", "1"}});
   const auto give_up = std::chrono::steady_clock::now() + 60s;
   while (!fs::exists(dir / "started") && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(10ms);
   }
   std::this_thread::sleep_for(300ms);
-  kill(-job, SIGTERM);
-  const int code = wait_code(job);  // bounded by the timeout, then SIGINT, then SIGKILL
-  const std::string err = slurp(dir / "err.txt");
+  kill(-job.pid, SIGTERM);
+  const int code = nsel::wait_exit_code(job.pid);  // bounded by the timeout, then SIGINT, SIGKILL
+  const std::string err = job_errors(job);
   EXPECT_NE(err.find("nsel: nsys did not finish within 1 s (NSEL_STOP_TIMEOUT); interrupting it"),
             std::string::npos)
       << err;

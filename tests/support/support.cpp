@@ -56,7 +56,7 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
 }
 
 Started start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-              const fs::path& working_directory) {
+              const fs::path& working_directory, bool own_process_group) {
   static std::atomic<int> counter = 0;
   const fs::path out_file = fs::temp_directory_path() / ("nsel-test-" + std::to_string(getpid()) +
                                                          "-" + std::to_string(++counter));
@@ -88,9 +88,16 @@ Started start(const std::vector<std::string>& argv, const std::map<std::string, 
   if (!working_directory.empty()) {
     posix_spawn_file_actions_addchdir_np(&actions, working_directory.c_str());
   }
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (own_process_group) {
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  }
   Started started{0, out_file};
-  const int rc = posix_spawnp(&started.pid, arguments.front().c_str(), &actions, nullptr,
+  const int rc = posix_spawnp(&started.pid, arguments.front().c_str(), &actions, &attributes,
                               argument_pointers.data(), environment_pointers.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + argv.front());
   return started;
@@ -100,9 +107,7 @@ RunResult finish(const Started& started) {
   const fs::path& out_file = started.output;
   RunResult result;
   result.pid = started.pid;
-  int status = 0;
-  waitpid(result.pid, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_code = nsel::wait_exit_code(result.pid);
   result.out = slurp(out_file.string() + ".out");
   result.err = slurp(out_file.string() + ".err");
   fs::remove(out_file.string() + ".out");

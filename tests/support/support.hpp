@@ -28,8 +28,9 @@ struct Started {
   pid_t pid = 0;
   std::filesystem::path output;  // <output>.out and <output>.err until finish()
 };
+// With `own_process_group` the child leads a new process group, as a scheduler's job step does.
 Started start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-              const std::filesystem::path& working_directory = {});
+              const std::filesystem::path& working_directory = {}, bool own_process_group = false);
 RunResult finish(const Started& started);
 
 // A fresh empty folder under the system temp folder, removed by the caller.

@@ -16,29 +16,18 @@
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/process.hpp"
 #include "nsel/workflow/summarize_reports.hpp"
+#include "unit_files.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 fs::path fresh_dir(const std::string& label) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("nsel-summarize-" + label + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return nsel::test::fresh_dir("summarize", label);
 }
 
 void execute(const fs::path& db_path, const std::string& sql) {
-  fs::create_directories(db_path.parent_path());
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
+  nsel::test::execute_sql(db_path, sql);
 }
 
 // An export of a process that ran steps 1 and 2, with step 2 taking `step2_ns`.
