@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/output_name.hpp"
 #include "nsel/core/error.hpp"
 
 namespace nsel {

@@ -1,5 +1,6 @@
 #include "nsel/core/plan.hpp"
 
+#include "core/output_name.hpp"
 #include "nsel/core/error.hpp"
 
 namespace nsel {

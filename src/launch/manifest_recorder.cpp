@@ -67,18 +67,6 @@ fs::path expand_report_path(std::string_view output, long long pid, const fs::pa
   return expand_output(output, std::to_string(pid), working_dir);
 }
 
-void describe_this_process(Manifest& manifest) {
-  manifest.host = host_name();
-  manifest.node_ip = node_ip_address();
-  manifest.nsel_pid = getpid();
-  for (std::string_view name : rank_variable_names()) {
-    if (const char* value = std::getenv(std::string(name).c_str())) {
-      manifest.rank_variables[std::string(name)] = value;
-    }
-  }
-  manifest.start_time = utc_timestamp_now();
-}
-
 struct ManifestRecorder::State {
   Manifest manifest;
   std::string output;
@@ -175,6 +163,20 @@ ManifestRecorder::ManifestRecorder(Manifest manifest, std::string output)
 
 namespace {
 
+// A manifest's worker-independent fields from this process: host, node IP, the rank variables
+// of its environment, nsel_pid and the start time.
+void describe_this_process(Manifest& manifest) {
+  manifest.host = host_name();
+  manifest.node_ip = node_ip_address();
+  manifest.nsel_pid = getpid();
+  for (std::string_view name : rank_variable_names()) {
+    if (const char* value = std::getenv(std::string(name).c_str())) {
+      manifest.rank_variables[std::string(name)] = value;
+    }
+  }
+  manifest.start_time = utc_timestamp_now();
+}
+
 Manifest manifest_for_plan(const WorkerPlan& plan) {
   Manifest manifest;
   manifest.worker = plan.worker;
@@ -199,10 +201,6 @@ ManifestRecorder::ManifestRecorder(const WorkerPlan& plan)
 ManifestRecorder::~ManifestRecorder() {
   state_->stop = true;
   if (state_->watcher.joinable()) state_->watcher.join();
-}
-
-fs::path ManifestRecorder::manifest_path() const {
-  return state_->current_path();
 }
 
 void ManifestRecorder::finish(int exit_status) noexcept {

@@ -43,10 +43,6 @@ class NsysOptions {
   std::vector<Entry> entries_;
 };
 
-// `name` as nsys's output option must spell it: nsys expands %p, %h, %q{...} and %%, so a
-// literal '%' is doubled.
-std::string escape_output_name(std::string_view name);
-
 // The long name nsys documents for a one-letter option ("t" -> "trace"); the key itself when it
 // has none. Used to compare keys however the user spelled them.
 std::string_view canonical_option_name(std::string_view key);

@@ -30,7 +30,7 @@ class ManifestRecorder {
   // `output` is nsys's -o value; `manifest` holds everything known before the start.
   ManifestRecorder(Manifest manifest, std::string output);
   // For a profiled worker's plan: its worker, pattern, window and command, this process's
-  // description (describe_this_process) and the plan's -o value.
+  // description (host, node IP, rank variables, nsel's pid, start time) and the plan's -o value.
   explicit ManifestRecorder(const WorkerPlan& plan);
   ~ManifestRecorder();
   ManifestRecorder(const ManifestRecorder&) = delete;
@@ -45,15 +45,9 @@ class ManifestRecorder {
   void split_by_window(
       const std::vector<std::pair<StepWindow, std::filesystem::path>>& reports) noexcept;
 
-  std::filesystem::path manifest_path() const;
-
  private:
   struct State;
   std::unique_ptr<State> state_;
 };
-
-// Fills a manifest's worker-independent fields from this process: host, node IP, the rank
-// variables of its environment, nsel_pid and the start time.
-void describe_this_process(Manifest& manifest);
 
 }  // namespace nsel
