@@ -31,6 +31,11 @@ function(nsel_room room)
     PUBLIC $<BUILD_INTERFACE:${view}/public> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${view}/internal)
   target_compile_options(nsel_${room} PRIVATE ${NSEL_WARNINGS})
+  # A sanitized library needs the sanitizer runtimes wherever it is linked, outside this build too
+  # (the installed package's users, tests/install's consumer).
+  if(NSEL_SANITIZE OR NSEL_FUZZ)
+    target_link_options(nsel_${room} INTERFACE -fsanitize=address,undefined)
+  endif()
   set(used)
   foreach(other IN LISTS ROOM_USES)
     list(APPEND used nsel_${other})
