@@ -6,6 +6,7 @@
 
 #include "nsel/core/error.hpp"
 #include "nsel/sys/files.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -61,8 +62,8 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
   // end in .sqlite, so no finder takes it for a report.
   const fs::path temporary = temporary_sibling(target);
   if (settings.exporting) settings.exporting(report);
-  const int code = settings.run({settings.nsys, "export", "--type", "sqlite", "--force-overwrite",
-                                 "true", "--output", temporary.string(), report.string()});
+  const int code = run_quietly({settings.nsys, "export", "--type", "sqlite", "--force-overwrite",
+                                "true", "--output", temporary.string(), report.string()});
   if (code != 0 || !fs::exists(temporary, ec)) {
     fs::remove(temporary, ec);
     throw Error(quote(report.string()) +

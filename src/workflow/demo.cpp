@@ -109,7 +109,6 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
     exports->nsys = *nsys;
     exports->cache_dir = default_export_cache_dir(environment_variable("XDG_CACHE_HOME"),
                                                   environment_variable("HOME"));
-    exports->run = [](const std::vector<std::string>& argv) { return run_quietly(argv); };
   }
   const fs::path root =
       request.root.empty() ? fs::temp_directory_path() / "nsel-demo" : request.root;

@@ -45,7 +45,6 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
   }
   if (progress.found) progress.found(reports.size());
   export_settings.exporting = progress.exporting;
-  export_settings.run = [](const std::vector<std::string>& argv) { return run_quietly(argv); };
 
   std::vector<std::optional<ProcessSummary>> summaries(reports.size());
   std::vector<std::optional<std::string>> errors(reports.size());

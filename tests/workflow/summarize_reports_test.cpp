@@ -112,7 +112,6 @@ TEST(SummarizeReports, SummarisesComparesTellsAndWrites) {
   nsel::ExportSettings exports;
   exports.nsys = (dir / "bin/nsys").string();
   exports.cache_dir = request.cache_dir;
-  exports.run = [](const std::vector<std::string>& argv) { return nsel::run_quietly(argv); };
   const auto message_of = [&](const fs::path& report) -> std::string {
     try {
       nsel::summarize_export(nsel::ensure_export(report, exports).file, {});

@@ -11,13 +11,9 @@
 
 namespace nsel {
 
-// Runs a program (argv[0] absolute) to completion and returns its exit code.
-using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;
-
 struct ExportSettings {
   std::string nsys;                 // absolute path of nsys
   std::filesystem::path cache_dir;  // used when the report's own folder is read-only
-  CommandRunner run;
   // Told just before nsys starts on a report (for progress); may be empty.
   std::function<void(const std::filesystem::path& report)> exporting;
 };
