@@ -67,7 +67,9 @@ std::vector<std::string> summary_header(const std::string& count, const std::str
           "Min (ns)", "Max (ns)",        "StdDev (ns)", name};
 }
 
-std::vector<std::string> summary_cells(const SummaryRow& r) {
+// Rows of every summary table (SummaryRow, KernelRow) share these columns.
+template <typename Row>
+std::vector<std::string> summary_cells(const Row& r) {
   const DurationStats& s = r.stats;
   return {fixed(r.time_percent, 1), std::to_string(s.total), std::to_string(s.count),
           fixed(s.mean, 1),         fixed(s.median, 1),      std::to_string(s.min),
@@ -139,7 +141,7 @@ std::string render_text(const ReportSet& set) {
       out << "  CUDA kernels: no GPU data\n";
     } else {
       TextTable kernels(summary_header("Instances", "Kernel"));
-      for (const SummaryRow& r : p.kernels) kernels.add(summary_cells(r));
+      for (const KernelRow& r : p.kernels) kernels.add(summary_cells(r));
       out << "  CUDA kernels (top " << p.kernels.size() << " of " << p.kernel_names
           << " by total time)\n"
           << kernels.render("    ");
@@ -191,9 +193,10 @@ std::string render_text(const ReportSet& set) {
 
 namespace {
 
-nlohmann::json rows_json(const std::vector<SummaryRow>& rows) {
+template <typename Row>
+nlohmann::json rows_json(const std::vector<Row>& rows) {
   nlohmann::json out = nlohmann::json::array();
-  for (const SummaryRow& r : rows) {
+  for (const Row& r : rows) {
     const DurationStats& s = r.stats;
     out.push_back({{"name", r.name},
                    {"time_percent", r.time_percent},
@@ -296,13 +299,14 @@ class Csv {
   std::string text_;
 };
 
+template <typename Row>
 void summary_csv(Csv& csv, const ReportSet& set, const std::string& count, const std::string& name,
-                 std::vector<SummaryRow> ProcessSummary::*rows) {
+                 std::vector<Row> ProcessSummary::*rows) {
   std::vector<std::string> header = {"process"};
   for (const std::string& h : summary_header(count, name)) header.push_back(h);
   csv.row(header);
   for (const ProcessSummary& p : set.processes) {
-    for (const SummaryRow& r : p.*rows) {
+    for (const Row& r : p.*rows) {
       std::vector<std::string> row = {p.identity.label()};
       for (const std::string& cell : summary_cells(r)) row.push_back(cell);
       csv.row(row);

@@ -66,10 +66,11 @@ void table(std::ostringstream& out, const std::vector<std::string>& header,
   out << "</tbody></table>\n";
 }
 
-void summary_table(std::ostringstream& out, const std::vector<SummaryRow>& rows,
-                   const std::string& count, const std::string& name) {
+template <typename Row>
+void summary_table(std::ostringstream& out, const std::vector<Row>& rows, const std::string& count,
+                   const std::string& name) {
   std::vector<std::vector<std::string>> cells;
-  for (const SummaryRow& r : rows) {
+  for (const Row& r : rows) {
     const DurationStats& s = r.stats;
     cells.push_back({fixed(r.time_percent, 1), std::to_string(s.total), std::to_string(s.count),
                      fixed(s.mean, 1), fixed(s.median, 1), std::to_string(s.min),

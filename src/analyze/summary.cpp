@@ -88,8 +88,9 @@ std::vector<SummaryRow> summarize_named_durations(Statement rows, Strings& strin
   return all;
 }
 
-std::vector<SummaryRow> kernel_summary(const Database& db, Strings& strings, std::size_t keep,
-                                       long long* distinct) {
+// Interim: grouped by name only until the kernel summary groups by full name, grid and block.
+std::vector<KernelRow> kernel_summary(const Database& db, Strings& strings, std::size_t keep,
+                                      long long* distinct) {
   const auto columns = db.columns("CUPTI_ACTIVITY_KIND_KERNEL");
   std::vector<std::string> name_columns;
   for (const char* c : {"shortName", "demangledName", "mangledName"}) {
@@ -103,9 +104,13 @@ std::vector<SummaryRow> kernel_summary(const Database& db, Strings& strings, std
     }
     name += ")";
   }
-  return summarize_named_durations(
-      db.prepare("SELECT " + name + ", end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"), strings, keep,
-      distinct);
+  std::vector<KernelRow> rows;
+  for (SummaryRow& r : summarize_named_durations(
+           db.prepare("SELECT " + name + ", end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"), strings,
+           keep, distinct)) {
+    rows.push_back({std::move(r.name), "", "", false, r.time_percent, r.stats});
+  }
+  return rows;
 }
 
 std::vector<SummaryRow> osrt_summary(const Database& db, Strings& strings) {

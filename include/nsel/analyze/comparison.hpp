@@ -15,6 +15,10 @@ struct StepAcrossWorkers {
   double median_ns = 0;                               // over the processes that have the step
   std::size_t slowest = 0;                            // index of the slowest process
   std::vector<std::size_t> stragglers;                // indexes, slowest first
+  // Per process, when it has GPU data: how long it waited in communication kernels this step,
+  // estimated as its communication time minus the shortest among the processes that have it
+  // (a collective lasts until the last rank arrives, so the fastest one waited least).
+  std::vector<std::optional<long long>> communication_wait_ns;
 };
 
 struct StepComparison {

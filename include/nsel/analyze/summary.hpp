@@ -52,8 +52,22 @@ class StepNamePattern {
   std::string suffix_;
 };
 
+// One row of the kernel summary, as `nsys stats -r gpukernsum` (2022.4) and `cuda_gpu_kern_gb_sum`
+// (2023.4) give it: one row per full kernel name, grid and block.
+struct KernelRow {
+  std::string name;   // the full (demangled) name; the short name with short_kernel_names
+  std::string grid;   // "x y z", as the GridXYZ column without its padding
+  std::string block;  // "x y z", as BlockXYZ
+  bool communication = false;  // a collective or point-to-point kernel (NCCL and the like)
+  double time_percent = 0;     // of all kernels' total, rounded to 0.1 as nsys does
+  DurationStats stats;
+};
+
 struct RangeShare {
-  std::string range;  // a top-level range inside the step (a direct child on the step's thread)
+  // A top-level range inside the step (a direct child on the step's thread). A name that carries
+  // the step's own number is grouped under its pattern: "data copy in 5" in step 5 is
+  // "data copy in {n}".
+  std::string range;
   long long ns = 0;
   long long first_start_ns = 0;  // when it first began in the step
 };
@@ -64,12 +78,23 @@ struct StepSummary {
   long long end_ns = 0;
   long long duration_ns() const { return end_ns - start_ns; }
   std::vector<RangeShare> shares;        // largest first
-  std::optional<long long> gpu_busy_ns;  // when the report has GPU activity
+  // When the report has GPU activity: the union of kernel, memcpy and memset intervals inside
+  // the step, on the devices of the process whose steps these are; idle is the rest of the step.
+  std::optional<long long> gpu_busy_ns;
+  std::optional<long long> gpu_idle_ns() const {
+    if (!gpu_busy_ns) return std::nullopt;
+    return duration_ns() - *gpu_busy_ns;
+  }
+  // Of the busy time: the union of communication kernels' intervals (NCCL and the like), and of
+  // everything else (compute, copies, sets) that is not also communication.
+  std::optional<long long> communication_ns;
+  std::optional<long long> compute_ns;
 };
 
 struct SummaryOptions {
   StepNamePattern step_name;
   std::size_t top_kernels = 10;
+  bool short_kernel_names = false;  // group kernels by short name (and grid, block) instead
   // A large NVTX table is read in this many runs of rows at once (at most 4), each by a thread.
   unsigned threads = 1;
 };
@@ -83,8 +108,8 @@ struct ProcessSummary {
   bool has_osrt = false;
   std::vector<StepSummary> steps;   // time order
   std::vector<SummaryRow> nvtx;     // every push/pop range name, as nvtxppsum
-  std::vector<SummaryRow> kernels;  // the top kernels by total time
-  long long kernel_names = 0;       // distinct kernel names before the top cut
+  std::vector<KernelRow> kernels;  // the top kernel rows by total time
+  long long kernel_names = 0;      // distinct kernel rows (name, grid, block) before the top cut
   std::vector<SummaryRow> osrt;     // OS runtime functions, as osrtsum
 };
 
