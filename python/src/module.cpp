@@ -13,13 +13,13 @@
 
 #include "nsel/core/command_line.hpp"
 #include "nsel/core/error.hpp"
-#include "nsel/step/gpu_probe.hpp"
-#include "nsel/nsel.h"
 #include "nsel/core/plan.hpp"
 #include "nsel/core/rank_selection.hpp"
-#include "nsel/launch/ray_patch_file.hpp"
 #include "nsel/core/ray_runtime_env.hpp"
 #include "nsel/core/settings.hpp"
+#include "nsel/launch/ray_patch_file.hpp"
+#include "nsel/nsel.h"
+#include "nsel/step/gpu_probe.hpp"
 #include "nsel/step/step.hpp"
 #include "nsel/sys/host.hpp"
 

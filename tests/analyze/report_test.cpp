@@ -267,7 +267,8 @@ TEST(CompareSteps, SlowestAndStragglersAgainstTheMedian) {
     processes[p].identity.worker = "w" + std::to_string(p);
     for (int s = 0; s < 2; ++s) {
       if (times[p][s] == 0) continue;  // w3 has no step 2
-      processes[p].steps.push_back({s + 1, 1000, 1000 + times[p][s], {}, std::nullopt, std::nullopt, std::nullopt});
+      processes[p].steps.push_back(
+          {s + 1, 1000, 1000 + times[p][s], {}, std::nullopt, std::nullopt, std::nullopt});
     }
   }
   const nsel::StepComparison c = nsel::compare_steps(processes, 10);

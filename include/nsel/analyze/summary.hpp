@@ -55,9 +55,9 @@ class StepNamePattern {
 // One row of the kernel summary, as `nsys stats -r gpukernsum` (2022.4) and `cuda_gpu_kern_gb_sum`
 // (2023.4) give it: one row per full kernel name, grid and block.
 struct KernelRow {
-  std::string name;   // the full (demangled) name; the short name with short_kernel_names
-  std::string grid;   // "x y z", as the GridXYZ column without its padding
-  std::string block;  // "x y z", as BlockXYZ
+  std::string name;            // the full (demangled) name; the short name with short_kernel_names
+  std::string grid;            // "x y z", as the GridXYZ column without its padding
+  std::string block;           // "x y z", as BlockXYZ
   bool communication = false;  // a collective or point-to-point kernel (NCCL and the like)
   double time_percent = 0;     // of all kernels' total, rounded to 0.1 as nsys does
   DurationStats stats;
@@ -77,7 +77,7 @@ struct StepSummary {
   long long start_ns = 0;
   long long end_ns = 0;
   long long duration_ns() const { return end_ns - start_ns; }
-  std::vector<RangeShare> shares;        // largest first
+  std::vector<RangeShare> shares;  // largest first
   // When the report has GPU activity: the union of kernel, memcpy and memset intervals inside
   // the step, on the devices of the process whose steps these are; idle is the rest of the step.
   std::optional<long long> gpu_busy_ns;
@@ -106,11 +106,11 @@ struct ProcessSummary {
   bool has_nvtx = false;              // the export has the table (a missing table is no data)
   bool has_gpu = false;
   bool has_osrt = false;
-  std::vector<StepSummary> steps;   // time order
-  std::vector<SummaryRow> nvtx;     // every push/pop range name, as nvtxppsum
+  std::vector<StepSummary> steps;  // time order
+  std::vector<SummaryRow> nvtx;    // every push/pop range name, as nvtxppsum
   std::vector<KernelRow> kernels;  // the top kernel rows by total time
   long long kernel_names = 0;      // distinct kernel rows (name, grid, block) before the top cut
-  std::vector<SummaryRow> osrt;     // OS runtime functions, as osrtsum
+  std::vector<SummaryRow> osrt;    // OS runtime functions, as osrtsum
 };
 
 // Reads one export. Throws nsel::Error (exit code 1) naming the file when it is not a SQLite
