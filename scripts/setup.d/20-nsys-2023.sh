@@ -52,3 +52,10 @@ if ! nsys_2023_ready; then
   rm -rf "$nsys_2023_work"
   nsys_2023_ready || { log "Nsight Systems 2023.4 in $nsys_2023_root does not start"; exit 1; }
 fi
+# `nsys recipe` adds this folder to Python's path and stops when it is missing; Debian's package
+# leaves it out. The recipes' own Python packages are not in it (bench/report_gpu_captures.sh
+# keeps them in a virtual environment), so an empty folder is all that is missing.
+nsys_2023_recipe=$nsys_2023_root/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/python/packages/nsys_recipe
+if [ -d "$nsys_2023_recipe" ] && [ ! -d "$nsys_2023_recipe/third_party" ]; then
+  as_root mkdir -p "$nsys_2023_recipe/third_party"
+fi
