@@ -148,8 +148,9 @@ NB_MODULE(_nsel, m) {
         return Step(number);
       },
       nb::arg("number"), nb::call_guard<nb::gil_scoped_release>(),
-      "Begins step `number` (1-based): opens capture at the window's start and closes it at its "
-      "stop. Use it as `with nsel.step(n):` to also mark the step with the NVTX range 'step n'.");
+      "Begins step `number` (1-based): opens capture at the first step inside the window and closes "
+      "it at the first step outside (NeMo RL's rule; a resumed job captures from its first step "
+      "inside). Use it as `with nsel.step(n):` to also mark the step with the NVTX range 'step n'.");
   m.def(
       "init_worker",
       [](const std::string& worker, std::optional<long long> rank,
