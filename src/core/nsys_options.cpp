@@ -296,7 +296,8 @@ void NsysOptions::merge_json(std::string_view json_text, std::string_view source
                           "not valid JSON (at byte " + std::to_string(numbers.origin(e.byte)) + ")",
                           kExpectedObject));
   } catch (const nlohmann::json::exception&) {
-    // Found by fuzzing: a number beyond a double (1e999) is not a parse_error.
+    // Found by fuzzing: a number beyond a double (1e999, left as it is only at the top, where it
+    // is no object anyway) is not a parse_error.
     throw Error(
         bad_value(source, json_text, "not valid JSON (a number out of range)", kExpectedObject));
   }
