@@ -48,6 +48,7 @@ void describe(const std::string& path) {
 
 int main(int argc, char** argv) {
   long long steps = 5;
+  long long first_step = 1;
   long long work_ms = 150;
   long long exit_code = 0;
   std::string name = "worker";
@@ -55,7 +56,11 @@ int main(int argc, char** argv) {
   std::string progress_path;
   CLI::App app{"The example worker: training steps of CPU work, each in an NVTX range 'step <n>'",
                "nsel-example-worker"};
-  app.add_option("--steps", steps, "steps to run")->check(CLI::Range(0LL, kMostValue));
+  app.add_option("--steps", steps, "the last step (steps to run from step 1)")
+      ->check(CLI::Range(0LL, kMostValue));
+  app.add_option("--first-step", first_step,
+                 "the step to begin at, as a job resumed from a checkpoint does (default 1)")
+      ->check(CLI::Range(1LL, kMostValue));
   app.add_option("--work-ms", work_ms, "CPU work per step, in ms")
       ->check(CLI::Range(0LL, kMostValue));
   app.add_option("--exit-code", exit_code, "exit code at the end")
@@ -75,7 +80,7 @@ int main(int argc, char** argv) {
   std::FILE* progress = progress_path.empty() ? nullptr : std::fopen(progress_path.c_str(), "w");
 
   double sink = 0;
-  for (long long step = 1; step <= steps; ++step) {
+  for (long long step = first_step; step <= steps; ++step) {
     nsel::step(step);  // opens or closes the capture window; one branch when not profiled
     if (progress != nullptr) {
       const auto now = std::chrono::system_clock::now().time_since_epoch();

@@ -1,9 +1,9 @@
 /* nsel step control: the C ABI a training loop calls once at the start of each step.
  *
- *   for (long long step = 1; step <= steps; ++step) {
- *     nsel_step(step);   // opens capture at the window's start, closes it at its stop
- *     ...
- *   }
+ *   for (long long step = first; step <= steps; ++step) {
+ *     nsel_step(step);   // capture opens at the first step inside the window and closes at
+ *     ...                // the first step outside it (NeMo RL's rule: a resumed job, whose
+ *   }                    // `first` is inside the window, is captured from there on)
  *
  * The process is controlled when `nsel exec` started it under nsys (it sets NSEL_STEP_CAPTURE),
  * or after nsel_init_worker() selected it. Otherwise nsel_step() is one predictable branch.
@@ -15,7 +15,8 @@
 extern "C" {
 #endif
 
-/* Nonzero while steps must be looked at; set at load time and cleared after the window closes.
+/* Nonzero while steps must be looked at; set at load time and cleared once no window can open
+ * again (after the last of several windows closed, or after nsel_finish()).
  * Read through nsel_step(); never write it. */
 extern int nsel_step_control_active_;
 

@@ -22,7 +22,7 @@ Importing nsel with NRL_NSYS_WORKER_PATTERNS set fixes Ray's nsight launcher on 
 as `nsel ray patch`) and never makes the import fail.
 """
 
-from ._nsel import Error, Step, capturing, finish, init_worker, shell_join, step
+from ._nsel import Error, Step, WindowRule, capturing, finish, init_worker, shell_join, step
 from ._at_import import fix_ray_launcher as _fix_ray_launcher
 
 ray_launcher_fix = _fix_ray_launcher()
@@ -32,6 +32,7 @@ from ._ray import nsight_runtime_env, plan, plugin_runtime_env  # noqa: E402
 __all__ = [
     "Error",
     "Step",
+    "WindowRule",
     "capturing",
     "finish",
     "init_worker",

@@ -50,6 +50,26 @@ class Step {
   long long number_;
 };
 
+// A step controller of the caller's own over NRL_NSYS_PROFILE_STEP_RANGE-style windows, with the
+// `none` backend: it captures nothing and tells which steps a loop would capture (the same state
+// machine the process-wide controller runs).
+class WindowRule {
+ public:
+  explicit WindowRule(std::string_view step_range)
+      : controller_(nsel::parse_step_windows(step_range, "step_range"),
+                    nsel::make_capture_backend(nsel::CaptureMode::none)) {}
+  bool step(long long number) {
+    controller_.on_step(number);
+    return capturing();
+  }
+  bool capturing() const { return controller_.state() == nsel::StepController::State::capturing; }
+  std::size_t captures() const { return controller_.captures(); }
+  void finish() { controller_.finish(); }
+
+ private:
+  nsel::StepController controller_;
+};
+
 // The rank, local rank and node a caller gives (None: not given), checked as nsel checks the
 // flags of `nsel exec`, and named after the keyword arguments in messages.
 nsel::IdentityOverrides given_identity(std::optional<long long> rank,
@@ -148,8 +168,23 @@ NB_MODULE(_nsel, m) {
         return Step(number);
       },
       nb::arg("number"), nb::call_guard<nb::gil_scoped_release>(),
-      "Begins step `number` (1-based): opens capture at the window's start and closes it at its "
-      "stop. Use it as `with nsel.step(n):` to also mark the step with the NVTX range 'step n'.");
+      "Begins step `number` (1-based): opens capture at the first step inside the window and "
+      "closes "
+      "it at the first step outside (NeMo RL's rule; a resumed job captures from its first step "
+      "inside). Use it as `with nsel.step(n):` to also mark the step with the NVTX range 'step "
+      "n'.");
+  nb::class_<WindowRule>(
+      m, "WindowRule",
+      "The window rule on its own: WindowRule('3:7').step(4) is True when step 4 would be "
+      "captured (it opens capture at the first step inside a window and closes it at the first "
+      "step outside, as NeMo RL does). Captures nothing; for checking a loop's steps.")
+      .def(nb::init<std::string_view>(), nb::arg("step_range"))
+      .def("step", &WindowRule::step, nb::arg("number"),
+           "Begins step `number`; True when capture is then open.")
+      .def_prop_ro("capturing", &WindowRule::capturing)
+      .def_prop_ro("captures", &WindowRule::captures,
+                   "Captures opened so far, empty ones included (reports nsys would write).")
+      .def("finish", &WindowRule::finish, "Closes capture, as process exit does.");
   m.def(
       "init_worker",
       [](const std::string& worker, std::optional<long long> rank,

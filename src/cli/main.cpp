@@ -58,6 +58,37 @@ std::string missing_value_message(const CLI::ArgumentMismatch& error) {
   return nsel::bad_value(name, "", "no value given", name + " " + type);
 }
 
+// CLI11 (2.1) reads a value of a many-valued option written "[a,b]" as the list a, b (and "[0]"
+// as 0, "[]" as nothing), so a worker name such as '[0]' would not reach nsel as typed. Such
+// words are marked before parsing, so that CLI11 sees no leading '[', and every option gives the
+// value back unmarked. A word that already begins with the mark is marked too: unmarking removes
+// exactly one, so every word comes back byte for byte.
+constexpr char kMark = '\x1f';
+
+bool needs_mark(const std::string& word) {
+  return (word.size() >= 2 && word.front() == '[' && word.back() == ']') ||
+         (!word.empty() && word.front() == kMark);
+}
+
+void unmark(std::string& value) {
+  if (!value.empty() && value.front() == kMark) value.erase(0, 1);
+}
+
+// Every option of `app` and of its subcommands, positional ones included, gives back its
+// values unmarked before anything else looks at them.
+void unmark_values_of(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    option->transform(CLI::Validator(
+                          [](std::string& value) {
+                            unmark(value);
+                            return std::string();
+                          },
+                          ""),
+                      "");
+  }
+  for (CLI::App* sub : app.get_subcommands({})) unmark_values_of(*sub);
+}
+
 }  // namespace
 
 }  // namespace nsel::cli
@@ -114,7 +145,11 @@ int main(int argc, char** argv) {
       front.emplace_back(argv[i]);
     }
   }
-  std::vector<std::string> reversed(front.rbegin(), front.rend());
+  nsel::cli::unmark_values_of(app);
+  std::vector<std::string> reversed;
+  for (auto word = front.rbegin(); word != front.rend(); ++word) {
+    reversed.push_back(nsel::cli::needs_mark(*word) ? nsel::cli::kMark + *word : *word);
+  }
 
   try {
     app.parse(reversed);
@@ -147,6 +182,8 @@ int main(int argc, char** argv) {
     for (char& c : message) {
       if (c == '\n') c = ' ';
     }
+    // CLI11's own messages may quote a word as it was handed over, marked.
+    std::erase(message, nsel::cli::kMark);
     // A first word that names no command: say so, rather than "A subcommand is required".
     if (named == front.end() && !front.empty() && !front.front().starts_with("-")) {
       message = "unknown command " + nsel::quote(front.front()) + "; expected a command that " +

@@ -1,6 +1,11 @@
 #include "nsel/core/nsys_options.hpp"
 
+#include <locale.h>  // newlocale, strtod_l
+
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +36,176 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"x", "stop-on-exit"},
     {"y", "delay"},
 };
+
+// Python's repr() of a double (what str() of a float gives, so what Ray writes into nsys's
+// command): the shortest digits that read back, fixed notation for decimal exponents -4..15,
+// "1e+16" style otherwise, always with a '.' or an exponent; nan, inf, -inf.
+std::string python_float_text(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  char buffer[64];
+  // Shortest round-trip digits, nearest to the value: the same digits Python picks.
+  const auto written =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+  const std::string_view text(buffer, static_cast<size_t>(written.ptr - buffer));
+  const bool negative = text.front() == '-';
+  const size_t e = text.find('e');
+  std::string digits;
+  for (char c : text.substr(negative ? 1 : 0, e - (negative ? 1 : 0))) {
+    if (c != '.') digits += c;
+  }
+  int exponent = 0;
+  std::from_chars(text.data() + e + (text[e + 1] == '+' ? 2 : 1), text.data() + text.size(),
+                  exponent);
+  const int point = exponent + 1;  // digits d1 d2 ... stand for 0.d1d2... * 10^point
+  std::string out = negative ? "-" : "";
+  if (point <= -4 || point > 16) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    const int shown = point - 1;
+    out += shown < 0 ? "e-" : "e+";
+    const std::string magnitude = std::to_string(shown < 0 ? -shown : shown);
+    if (magnitude.size() < 2) out += '0';
+    return out + magnitude;
+  }
+  if (point <= 0) return out + "0." + std::string(static_cast<size_t>(-point), '0') + digits;
+  if (static_cast<size_t>(point) >= digits.size()) {
+    return out + digits + std::string(static_cast<size_t>(point) - digits.size(), '0') + ".0";
+  }
+  return out + digits.substr(0, static_cast<size_t>(point)) + "." +
+         digits.substr(static_cast<size_t>(point));
+}
+
+// Python 3.11's json.loads refuses integers of more digits than this (sys.int_info).
+constexpr size_t kPythonIntDigitLimit = 4300;
+
+// The length of the JSON number at the start of `text` (json.loads's own pattern,
+// -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?), or 0; `integer` says it has no fraction or exponent.
+size_t json_number_length(std::string_view text, bool& integer) {
+  size_t i = 0;
+  const auto digit = [&](size_t k) { return k < text.size() && text[k] >= '0' && text[k] <= '9'; };
+  if (i < text.size() && text[i] == '-') ++i;
+  if (!digit(i)) return 0;
+  if (text[i] == '0') {
+    ++i;
+  } else {
+    while (digit(i)) ++i;
+  }
+  integer = true;
+  if (i + 1 < text.size() && text[i] == '.' && digit(i + 1)) {
+    integer = false;
+    i += 2;
+    while (digit(i)) ++i;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    size_t k = i + 1;
+    if (k < text.size() && (text[k] == '+' || text[k] == '-')) ++k;
+    if (digit(k)) {
+      integer = false;
+      i = k;
+      while (digit(i)) ++i;
+    }
+  }
+  return i;
+}
+
+// NRL_NSYS_EXTRA_OPTIONS as Python's json.loads reads it, so that each value reaches nsys as
+// NeMo RL's command has it (str() of the value): NaN, Infinity and -Infinity are accepted (nan,
+// inf, -inf), integers keep every digit (past 64 bits too), 1e400 is inf, and floats print as
+// Python prints them. nlohmann::json does none of this, so every number in a value position is
+// turned into the string of its Python text before nlohmann reads the object; a string and a
+// number give an option the same text. `origin` maps a byte of the result back to `json_text`.
+struct PythonNumbers {
+  std::string text;
+  std::vector<std::pair<size_t, long long>> shifts;  // (end in text, bytes added so far)
+  std::string problem;
+
+  size_t origin(size_t byte) const {
+    long long shift = 0;
+    for (const auto& [end, added] : shifts) {
+      if (end <= byte) shift = added;
+    }
+    return static_cast<size_t>(static_cast<long long>(byte) - shift);
+  }
+};
+
+PythonNumbers python_numbers(std::string_view json_text) {
+  PythonNumbers out;
+  std::vector<char> open;   // '{' or '[' for each container the scan is inside
+  bool value_next = false;  // the next token sits where a value goes (not a key, not the top)
+  long long added = 0;
+  size_t i = 0;
+  while (i < json_text.size()) {
+    const char c = json_text[i];
+    if (c == '"') {
+      const size_t begin = i++;
+      while (i < json_text.size() && json_text[i] != '"') i += json_text[i] == '\\' ? 2 : 1;
+      i = std::min(i + 1, json_text.size());
+      out.text.append(json_text.substr(begin, i - begin));
+      value_next = false;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      open.push_back(c);
+      value_next = c == '[';
+    } else if (c == '}' || c == ']') {
+      if (!open.empty()) open.pop_back();
+      value_next = false;
+    } else if (c == ':') {
+      value_next = true;
+    } else if (c == ',') {
+      value_next = !open.empty() && open.back() == '[';
+    }
+    if (!value_next || !(c == '-' || c == 'N' || c == 'I' || (c >= '0' && c <= '9'))) {
+      out.text += c;
+      ++i;
+      continue;
+    }
+    const std::string_view rest = json_text.substr(i);
+    std::string python;
+    size_t length = 0;
+    bool integer = false;
+    for (std::string_view word : {"NaN", "Infinity", "-Infinity"}) {
+      if (rest.starts_with(word)) {
+        length = word.size();
+        python = word == "NaN" ? "nan" : word == "Infinity" ? "inf" : "-inf";
+      }
+    }
+    if (length == 0) length = json_number_length(rest, integer);
+    if (length == 0) {
+      out.text += c;
+      ++i;
+      continue;
+    }
+    const std::string_view token = rest.substr(0, length);
+    if (!python.empty()) {
+      // NaN, Infinity or -Infinity: done.
+    } else if (integer) {
+      const bool negative = token.front() == '-';
+      const std::string_view digits = token.substr(negative ? 1 : 0);
+      if (digits.size() > kPythonIntDigitLimit) {
+        out.problem = "an integer of " + std::to_string(digits.size()) +
+                      " digits (Python's json.loads, which NeMo RL uses, refuses more than " +
+                      std::to_string(kPythonIntDigitLimit) + ")";
+        return out;
+      }
+      python = (negative && digits != "0" ? "-" : "") + std::string(digits);
+    } else {
+      // glibc's strtod rounds correctly, as Python's float() does; past a double's range it
+      // gives inf and below it 0 or a subnormal, as Python does. The C locale keeps '.' the
+      // decimal point whatever the process's locale is.
+      static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", locale_t{});
+      python = python_float_text(strtod_l(std::string(token).c_str(), nullptr, c_locale));
+    }
+    const std::string quoted = "\"" + python + "\"";
+    out.text += quoted;
+    added += static_cast<long long>(quoted.size()) - static_cast<long long>(length);
+    out.shifts.emplace_back(out.text.size(), added);
+    i += length;
+    value_next = false;
+  }
+  return out;
+}
 
 bool valid_key(std::string_view key) {
   if (key.empty() || key.front() == '-') return false;
@@ -108,15 +283,21 @@ std::optional<std::string> NsysOptions::get(std::string_view key) const {
 }
 
 void NsysOptions::merge_json(std::string_view json_text, std::string_view source) {
+  const PythonNumbers numbers = python_numbers(json_text);
+  if (!numbers.problem.empty()) {
+    throw Error(
+        bad_value(source, json_text, "not valid JSON: " + numbers.problem, kExpectedObject));
+  }
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(json_text);
+    parsed = nlohmann::json::parse(numbers.text);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(bad_value(source, json_text,
-                          "not valid JSON (at byte " + std::to_string(e.byte) + ")",
+                          "not valid JSON (at byte " + std::to_string(numbers.origin(e.byte)) + ")",
                           kExpectedObject));
   } catch (const nlohmann::json::exception&) {
-    // Found by fuzzing: a number beyond a double (1e999) is not a parse_error.
+    // Found by fuzzing: a number beyond a double (1e999, left as it is only at the top, where it
+    // is no object anyway) is not a parse_error.
     throw Error(
         bad_value(source, json_text, "not valid JSON (a number out of range)", kExpectedObject));
   }

@@ -3,60 +3,15 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/python_text.hpp"
+
 namespace nsel {
 namespace {
 
 using CodePoints = std::u32string;
 
-// Decodes UTF-8 as Python does for valid text; each byte of an invalid sequence becomes its own
-// code point in the surrogate range, as Python's surrogateescape does for environment values.
-CodePoints decode(std::string_view text) {
-  CodePoints out;
-  out.reserve(text.size());
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char lead = byte(i);
-    size_t extra = 0;
-    char32_t value = 0, minimum = 0;
-    if (lead < 0x80) {
-      out.push_back(lead);
-      ++i;
-      continue;
-    }
-    if ((lead & 0xE0) == 0xC0) {
-      extra = 1, value = lead & 0x1F, minimum = 0x80;
-    } else if ((lead & 0xF0) == 0xE0) {
-      extra = 2, value = lead & 0x0F, minimum = 0x800;
-    } else if ((lead & 0xF8) == 0xF0) {
-      extra = 3, value = lead & 0x07, minimum = 0x10000;
-    }
-    bool valid = extra > 0;
-    for (size_t k = 1; valid && k <= extra; ++k) {
-      if (i + k >= text.size() || (byte(i + k) & 0xC0) != 0x80) {
-        valid = false;
-      } else {
-        value = (value << 6) | (byte(i + k) & 0x3F);
-      }
-    }
-    valid = valid && value >= minimum && value <= 0x10FFFF && !(value >= 0xD800 && value <= 0xDFFF);
-    if (valid) {
-      out.push_back(value);
-      i += extra + 1;
-    } else {
-      out.push_back(0xDC00 + lead);
-      ++i;
-    }
-  }
-  return out;
-}
-
-// Python's str.isspace() code points, which str.strip() removes.
-bool is_python_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000;
-}
+using python::decode;
+using python::utf8_width;
 
 // One bracket expression, already resolved to literal members and inclusive ranges.
 struct CharSet {
@@ -181,14 +136,6 @@ bool token_matches(const CompiledPattern& p, const Token& t, char32_t c) {
   return false;
 }
 
-// Bytes that `c` took in the input (an escaped invalid byte took one).
-size_t utf8_width(char32_t c) {
-  if (c < 0x80 || (c >= 0xDC80 && c <= 0xDCFF)) return 1;
-  if (c < 0x800) return 2;
-  if (c < 0x10000) return 3;
-  return 4;
-}
-
 }  // namespace
 
 bool fnmatch_case(std::string_view pattern, std::string_view name) {
@@ -228,7 +175,7 @@ PatternList PatternList::parse(std::string_view comma_separated) {
     while (!piece.empty()) {
       const CodePoints head = decode(piece.substr(0, std::min<size_t>(4, piece.size())));
       const size_t width = utf8_width(head.front());
-      if (!is_python_space(head.front()) || width > piece.size()) break;
+      if (!python::is_space(head.front()) || width > piece.size()) break;
       piece.remove_prefix(width);
     }
     while (!piece.empty()) {
@@ -238,7 +185,7 @@ PatternList PatternList::parse(std::string_view comma_separated) {
         --start;
       }
       const CodePoints tail = decode(piece.substr(start));
-      if (tail.size() != 1 || !is_python_space(tail.front())) break;
+      if (tail.size() != 1 || !python::is_space(tail.front())) break;
       piece.remove_suffix(piece.size() - start);
     }
     if (!piece.empty()) list.patterns_.emplace_back(piece);

@@ -1,7 +1,6 @@
 #include "nsel/core/step_window.hpp"
 
-#include <charconv>
-
+#include "core/python_text.hpp"
 #include "nsel/core/error.hpp"
 
 namespace nsel {
@@ -19,31 +18,26 @@ struct WindowParse {
   std::string problem;
 };
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
+// Blank as int() sees it: a value of spaces only is a missing number.
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
+  return python::strip_int_space(s);
 }
 
-// Sets `number`, or returns why `text` is not a whole number.
+// Sets `number`, or returns why `text` is not a whole number. Reads numbers as Python's int()
+// does, as NeMo RL does (blanks around, a sign, '1_0', digits of any script such as '３'), limited
+// to 64 bits: the contract refuses values that overflow.
 std::string parse_number(std::string_view text, std::string_view what, long long& number) {
   const std::string_view digits = trim(text);
   if (digits.empty()) return std::string(what) + " is missing";
-  const char* first = digits.data();
-  if (*first == '+') ++first;  // Python's int() accepts a leading '+'
-  const char* last = digits.data() + digits.size();
-  auto [end, ec] = std::from_chars(first, last, number);
-  if (ec == std::errc::result_out_of_range) {
-    return std::string(what) + " " + quote(digits) + " is too large";
+  switch (python::parse_int(digits, number)) {
+    case python::IntParse::ok:
+      return "";
+    case python::IntParse::too_large:
+      return std::string(what) + " " + quote(digits) + " is too large";
+    case python::IntParse::invalid:
+      break;
   }
-  if (ec != std::errc() || end != last || first == last) {
-    return std::string(what) + " " + quote(digits) + " is not a whole number";
-  }
-  return "";
+  return std::string(what) + " " + quote(digits) + " is not a whole number";
 }
 
 WindowParse parse_window(std::string_view text) {

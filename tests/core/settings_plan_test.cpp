@@ -166,3 +166,18 @@ TEST(Plan, ReportNamesNsysCannotFinishAreRefused) {
   EXPECT_TRUE(
       nsel::plan_worker(settings, {"a'b $(c) `d`;", nsel::CaptureMode::nvtx, "", {}}).profile);
 }
+
+TEST(Plan, ReportNameUsesTheNormalisedWindow) {
+  // Documented in docs/selection.md: NeMo RL writes the value as given (" 5:10 "); nsel names the
+  // report for the window it read.
+  for (const std::string range : {" 5:10 ",
+                                  "\xc2\xa0"
+                                  "5:1_0",
+                                  "\xef\xbc\x95:10", "+5:10\t"}) {
+    const auto settings = ProfileSettings::from_environment(
+        env({{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", range}}));
+    const auto plan =
+        nsel::plan_worker(settings, {"dtensor_policy_worker", CaptureMode::cuda, "", {}});
+    EXPECT_EQ(plan.options.get("o"), "dtensor_policy_worker_5:10_%p") << range;
+  }
+}

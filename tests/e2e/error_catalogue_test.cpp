@@ -139,9 +139,12 @@ std::vector<Case> selection_variable_cases() {
        "NRL_NSYS_EXTRA_OPTIONS='{\"t\": [\"cuda\"]}': value of 't' is a JSON array; option "
        "values must be strings, numbers, booleans or null (null removes a default)" +
            kOptionsForm},
-      {"OptionsNumberOverflow", selected_with("NRL_NSYS_EXTRA_OPTIONS", "{\"d\": 1e999}"),
-       "NRL_NSYS_EXTRA_OPTIONS='{\"d\": 1e999}': not valid JSON (a number out of range)" +
-           kOptionsForm},
+      // Inside the object 1e999 is Python's inf, as json.loads reads it; alone it is no object.
+      {"OptionsNumberOverflow", selected_with("NRL_NSYS_EXTRA_OPTIONS", "1e999"),
+       "NRL_NSYS_EXTRA_OPTIONS='1e999': not valid JSON (a number out of range)" + kOptionsForm},
+      // json.loads takes NaN, not nan.
+      {"OptionsLowerCaseNan", selected_with("NRL_NSYS_EXTRA_OPTIONS", "{\"d\": nan}"),
+       "NRL_NSYS_EXTRA_OPTIONS='{\"d\": nan}': not valid JSON (at byte 8)" + kOptionsForm},
       {"OptionsAliasTwice",
        selected_with("NRL_NSYS_EXTRA_OPTIONS", "{\"trace\": \"cuda\", \"t\": null}"),
        "NRL_NSYS_EXTRA_OPTIONS='{\"trace\": \"cuda\", \"t\": null}': keys 't' and 'trace' name "

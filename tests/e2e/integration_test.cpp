@@ -89,6 +89,35 @@ TEST(Exec, SelectedWorkerCapturesExactlyTheWindow) {
   fs::remove_all(r.dir);
 }
 
+TEST(Exec, ResumedRunCapturesFromTheFirstStepInsideTheWindow) {
+  // NeMo RL's rule: a job resumed from a checkpoint at step 4 calls the step hook from 4 on, and
+  // window 3:7 then captures steps 4, 5 and 6 (capture opens at the first step inside).
+  ExecRun r = exec_worker("dtensor_policy_worker", selection("3:7"), 9, {"--first-step", "4"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  ASSERT_EQ(r.files.size(), 1u) << r.result.err;
+  EXPECT_EQ(r.files[0].filename().string(),
+            "dtensor_policy_worker_3:7_" + r.description.at("pid") + ".nsys-rep");
+  EXPECT_EQ(exported_steps(r.files[0]), (std::vector<long long>{4, 5, 6}));
+  fs::remove_all(r.dir);
+}
+
+TEST(Exec, ResumedRunInTheSecondOfTwoWindows) {
+  // Resumed at step 7 with 2:4,6:9: window 2:4 gets an empty capture (so nsys's second report is
+  // still 6:9's), and 6:9 holds steps 7 and 8.
+  ExecRun r = exec_worker("dtensor_policy_worker", selection("2:4,6:9"), 9, {"--first-step", "7"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  const std::string pid = r.description.at("pid");
+  std::map<std::string, fs::path> by_name;
+  for (const fs::path& file : r.files) by_name[file.filename().string()] = file;
+  ASSERT_EQ(by_name.count("dtensor_policy_worker_6:9_" + pid + ".nsys-rep"), 1u) << r.result.err;
+  EXPECT_EQ(exported_steps(by_name.at("dtensor_policy_worker_6:9_" + pid + ".nsys-rep")),
+            (std::vector<long long>{7, 8}));
+  ASSERT_EQ(by_name.count("dtensor_policy_worker_2:4_" + pid + ".nsys-rep"), 1u) << r.result.err;
+  EXPECT_TRUE(exported_steps(by_name.at("dtensor_policy_worker_2:4_" + pid + ".nsys-rep")).empty());
+  EXPECT_EQ(r.files.size(), 2u);
+  fs::remove_all(r.dir);
+}
+
 TEST(Exec, WindowEndingAfterTheLastStepStopsAtExit) {
   ExecRun r = exec_worker("dtensor_policy_worker", selection("4:10"));
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;

@@ -409,3 +409,48 @@ INSTANTIATE_TEST_SUITE_P(
                      {"--node", ""},
                      "--node='': empty node name; expected the node's name as "
                      "NSEL_PROFILE_NODES patterns see it, for example 'node07'"}));
+
+// Every positional value reaches nsel as typed. CLI11 alone reads a many-valued positional
+// written "[0]" as 0 and "[a,b]" as a and b; nsel undoes that, for every subcommand.
+TEST(Positionals, WorkerNamesReachNselPlanByteForByte) {
+  const std::vector<std::string> names = {
+      "[0]",   "[a,b]", "[]",     "[,]",   "{x}",     "{a,b}",   "-",
+      "a,b",   "[0",    "0]",     " [0] ", "\x1f[0]", "\x1f",    "\x1f\x1f[x]",
+      "[[0]]", "[ ]",   "[é,中]", "[\n]",  "'[0]'",   "\"[0]\"", "dtensor_policy_worker",
+      "exec",  "=[0]"};
+  std::vector<std::string> argv = {kNsel, "plan", "--json"};
+  argv.insert(argv.end(), names.begin(), names.end());
+  const auto r = nsel::test::run(argv, policy_steps("2:4"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> got;
+  std::istringstream out(r.out);
+  for (std::string line; std::getline(out, line);) {
+    got.push_back(nlohmann::json::parse(line).at("worker").get<std::string>());
+  }
+  EXPECT_EQ(got, names);
+  // A pattern for the bracketed name selects it, as fnmatch would ('[[]0]' matches "[0]").
+  const auto matched = nsel::test::run(
+      {kNsel, "plan", "--json", "[0]"},
+      {{"NRL_NSYS_WORKER_PATTERNS", "[[]0]"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}});
+  ASSERT_EQ(matched.exit_code, 0) << matched.err;
+  EXPECT_TRUE(nlohmann::json::parse(matched.out).at("profile").get<bool>()) << matched.out;
+  EXPECT_NE(matched.err.find("Nsight profiling enabled for worker '[0]' (matched pattern '[[]0]')"),
+            std::string::npos)
+      << matched.err;
+}
+
+TEST(Positionals, BracketedValuesReachEveryCommandAndFlagAsTyped) {
+  // Folders are positionals of ls, recover and report: a bracketed one is looked up as typed.
+  for (const std::string command : {"ls", "recover", "report"}) {
+    const auto r = nsel::test::run({kNsel, command, "[no,such]"}, {});
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("'[no,such]'"), std::string::npos) << command << ": " << r.err;
+  }
+  // A flag's value too, and a word CLI11 does not expect is quoted as typed (no mark left).
+  const auto flag = nsel::test::run({kNsel, "plan", "--json", "--node", "[n1]", kPolicy}, {});
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(nlohmann::json::parse(flag.out).at("node").at("value"), "[n1]") << flag.out;
+  const auto extra = nsel::test::run({kNsel, "ray", "patch", "[x]"}, {});
+  EXPECT_EQ(extra.exit_code, 2);
+  EXPECT_NE(extra.err.find("not expected: [x];"), std::string::npos) << extra.err;
+}

@@ -37,6 +37,12 @@ int main(void) {
   check(nsel_capturing() == 1, "step 3 is inside");
   nsel_step(4);
   check(nsel_capturing() == 0, "step 4 closes the window");
-  check(nsel_step_control_active_ == 0, "inactive again after the window");
+  /* NeMo RL's rule: a step that comes back inside the window opens it again. */
+  check(nsel_step_control_active_ == 1, "one window stays looked at after it closed");
+  nsel_step(3);
+  check(nsel_capturing() == 1, "step 3 again reopens the window");
+  nsel_finish();
+  check(nsel_capturing() == 0, "finish closes the window");
+  check(nsel_step_control_active_ == 0, "inactive after finish");
   return failures == 0 ? 0 : 1;
 }

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,9 +67,82 @@ TEST(StepController, NeverStartedMeansNothingToStop) {
             (std::vector<std::string>{"step 1", "step 2", "step 3"}));
 }
 
-TEST(StepController, OnlyTheExactStartStepOpensTheWindow) {
-  // The contract starts capture when the reported step equals start.
-  EXPECT_EQ(drive({2, 4}, {1, 3, 4}), (std::vector<std::string>{"step 1", "step 3", "step 4"}));
+TEST(StepController, AResumedJobOpensAtTheFirstStepInsideTheWindow) {
+  // NeMo RL calls the step hook from the resumed step on: window 3:7 resumed at step 4 captures
+  // steps 4, 5 and 6.
+  EXPECT_EQ(drive({3, 7}, {4, 5, 6, 7, 8}),
+            (std::vector<std::string>{"step 4", "start", "step 5", "step 6", "step 7", "stop",
+                                      "step 8"}));
+  EXPECT_EQ(drive({2, 4}, {1, 3, 4}),
+            (std::vector<std::string>{"step 1", "step 3", "start", "step 4", "stop"}));
+}
+
+TEST(StepController, SkippedAndRepeatedStepsInsideKeepTheWindowOpen) {
+  EXPECT_EQ(drive({3, 7}, {3, 5, 5, 6, 6, 7}),
+            (std::vector<std::string>{"step 3", "start", "step 5", "step 5", "step 6", "step 6",
+                                      "step 7", "stop"}));
+}
+
+TEST(StepController, AJumpPastTheWindowClosesIt) {
+  EXPECT_EQ(drive({3, 7}, {3, 4, 20}),
+            (std::vector<std::string>{"step 3", "start", "step 4", "step 20", "stop"}));
+  // A jump over the whole window opens nothing.
+  EXPECT_EQ(drive({3, 7}, {1, 2, 9}), (std::vector<std::string>{"step 1", "step 2", "step 9"}));
+}
+
+TEST(StepController, AStepBackInsideReopensTheWindowAsNeMoRlDoes) {
+  // Out of the window closes (also a step before it); back inside opens again.
+  EXPECT_EQ(drive({3, 7}, {4, 2, 5, 7, 6}, /*finish=*/true),
+            (std::vector<std::string>{"step 4", "start", "step 2", "stop", "step 5", "start",
+                                      "step 7", "stop", "step 6", "start", "stop"}));
+}
+
+// NeMo RL's maybe_gpu_profile_step, restated: inside the window and not started -> start;
+// outside and started -> stop; at exit, started -> stop.
+std::vector<std::string> nemo_rl_rule(nsel::StepWindow window,
+                                      const std::vector<long long>& steps) {
+  std::vector<std::string> log;
+  bool started = false;
+  for (long long step : steps) {
+    log.push_back("step " + std::to_string(step));
+    if (window.start <= step && step < window.stop) {
+      if (!started) log.push_back("start");
+      started = true;
+    } else if (started) {
+      log.push_back("stop");
+      started = false;
+    }
+  }
+  if (started) log.push_back("stop");
+  return log;
+}
+
+TEST(StepController, AgreesWithNeMoRlsRuleOnRandomStepSequences) {
+  std::mt19937_64 random(20261201);
+  const int kSequences = 100000;
+  int captured_sequences = 0;
+  for (int i = 0; i < kSequences; ++i) {
+    const long long start = std::uniform_int_distribution<long long>(1, 8)(random);
+    const nsel::StepWindow window{start,
+                                  start + std::uniform_int_distribution<long long>(1, 6)(random)};
+    std::vector<long long> steps;
+    // Mostly increasing runs with resumes, skips, repeats and jumps back.
+    long long step = std::uniform_int_distribution<long long>(1, 10)(random);
+    const int length = std::uniform_int_distribution<int>(0, 14)(random);
+    for (int k = 0; k < length; ++k) {
+      steps.push_back(step);
+      step = std::max(1LL, step + std::uniform_int_distribution<long long>(-3, 4)(random));
+    }
+    const auto expected = nemo_rl_rule(window, steps);
+    if (std::find(expected.begin(), expected.end(), "start") != expected.end()) {
+      ++captured_sequences;
+    }
+    ASSERT_EQ(drive(window, steps, /*finish=*/true), expected)
+        << "window " << window.text() << ", sequence " << i;
+  }
+  // The sequences exercise both outcomes.
+  EXPECT_GT(captured_sequences, kSequences / 4);
+  EXPECT_LT(captured_sequences, kSequences);
 }
 
 TEST(StepController, FailedStartEndsTheWindowQuietly) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +30,13 @@ class CaptureBackend {
 // kNvtxCaptureRange spanning the window; none: does nothing. `automatic` is resolved on this node.
 std::unique_ptr<CaptureBackend> make_capture_backend(CaptureMode mode);
 
-// Goes through the windows in order, one capture per window, so that nsys's k-th capture (its
-// k-th report with capture-range-end=repeat) always belongs to the k-th window.
+// NeMo RL's maybe_gpu_profile_step as a state machine: at each step, capture opens when the step
+// lies inside a window and capture is closed, and closes at the first step outside the window that
+// opened it (or at exit). So a job resumed mid-window (window 3:7 resumed at step 4) captures
+// steps 4, 5 and 6; skipped and repeated steps inside the window keep it open.
+// Several windows (nsel's extension; NeMo RL has one): each window is captured at most once and
+// in order, so that nsys's k-th capture (its k-th report with capture-range-end=repeat) always
+// belongs to the k-th window; a window passed over gets an empty capture.
 class StepController {
  public:
   enum class State { waiting, capturing, done };
@@ -39,30 +45,30 @@ class StepController {
   // `windows` increasing and not overlapping, as parse_step_windows returns them; not empty.
   StepController(std::vector<StepWindow> windows, std::unique_ptr<CaptureBackend> backend);
 
-  // Call at the start of step `step`: opens capture when step == start of the current window,
-  // closes it when step >= its stop (the contract: steps start..stop-1 are inside), then waits
-  // for the next window (which may open at that same step). A window whose start step never
-  // came, while a later one's does, gets an empty capture first: its report then holds no
-  // steps, and every later report still lands under its own window's name.
+  // Call at the start of step `step` (any order: resumed, skipped and repeated steps included).
+  // Moving from one window straight into the next (3:5 then 5:8 at step 5, or 4 -> 6 across
+  // 3:5,6:8) closes the first capture and opens the next at that same step.
   void on_step(long long step);
   // Closes capture if it is open (process exit, or an explicit finish). Windows not reached get
   // no capture and so no report.
   void finish();
 
   State state() const { return state_; }
-  // The window being waited for or captured (the last one once done).
+  // The window captured, or last captured (the first before any capture).
   const StepWindow& window() const { return windows_[current_]; }
   const std::vector<StepWindow>& windows() const { return windows_; }
   // How many captures were opened so far, empty ones included (= reports nsys will write).
   std::size_t captures() const { return captures_; }
 
  private:
-  bool open_current();
+  bool open(std::size_t index);
+  std::optional<std::size_t> window_of(long long step) const;
 
   std::vector<StepWindow> windows_;
   std::unique_ptr<CaptureBackend> backend_;
   State state_ = State::waiting;
-  std::size_t current_ = 0;
+  std::size_t current_ = 0;  // the window capture was opened for
+  std::size_t next_ = 0;     // several windows: the first window not captured yet
   std::size_t captures_ = 0;
 };
 
