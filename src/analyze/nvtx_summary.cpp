@@ -86,8 +86,9 @@ struct Orphan {
 };
 
 // Where a row sits in the order nesting needs: by start, then the longest first (an open range
-// lasts longest), then by thread and name, so that ranges that begin together nest the same way
-// whatever order the export's rows come in.
+// lasts longest), then by thread and name, so that ranges of one thread that begin together
+// nest the same way whatever order the export's rows come in (exports seen so far store rows
+// by start, ties of different threads in any order).
 struct RowOrder {
   long long start = LLONG_MIN;
   long long end = LLONG_MAX;
@@ -143,6 +144,9 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
   std::vector<std::optional<long long>> step_of_key;
   std::vector<Frame>* stack = nullptr;  // the last row's thread's
   long long stack_tid = 0;
+  // The last push/pop row of each thread (RowOrder's start is LLONG_MIN before the first).
+  std::unordered_map<long long, RowOrder> last_of_thread;
+  RowOrder* thread_last = nullptr;  // the last row's thread's
 
   std::uint32_t last_text_index = UINT32_MAX;
   const auto text_index = [&](const RowValues& r) -> std::uint32_t {
@@ -203,10 +207,11 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
     const long long tid = rows.integer(5);
     const RowOrder order{start, end, rows.type(5) == SQLITE_NULL ? LLONG_MIN : tid,
                          rows.type(3) == SQLITE_NULL ? LLONG_MIN : rows.integer(3)};
+    // Rows in start order; ties in RowOrder's order only on one thread, where they nest.
     if (!scan.any) {
       scan.first_row = order;
       scan.any = true;
-    } else if (!(scan.last_row <= order)) {
+    } else if (start < scan.last_row.start) {
       throw OutOfOrder();
     }
     scan.last_row = order;
@@ -240,8 +245,11 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
     // Push/pop ranges nest per thread: the parent is the innermost range still running.
     if (stack == nullptr || tid != stack_tid) {
       stack = &scan.stacks[tid];
+      thread_last = &last_of_thread[tid];
       stack_tid = tid;
     }
+    if (thread_last->start == start && !(*thread_last <= order)) throw OutOfOrder();
+    *thread_last = order;
     while (!stack->empty() && stack->back().end < end) stack->pop_back();
     if (stack->empty()) {
       if (after_first) scan.orphans->push_back({tid, start, end, key, step_index >= 0});
@@ -368,7 +376,7 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     if (chunks[c].out_of_order) return std::nullopt;
     if (c > 0 && chunks[c].any && chunks[c - 1].any &&
-        !(chunks[c - 1].last_row <= chunks[c].first_row)) {
+        chunks[c].first_row.start < chunks[c - 1].last_row.start) {
       return std::nullopt;
     }
   }

@@ -80,6 +80,12 @@ std::vector<long long> covered(const std::vector<std::pair<long long, long long>
 // every device when the process is unknown or has no GPU activity of its own).
 void add_gpu_time(const Database& db, const std::vector<GpuInterval>& kernels,
                   std::vector<StepSummary>& steps) {
+  for (StepSummary& s : steps) {
+    s.gpu_busy_ns = 0;
+    s.communication_ns = 0;
+    s.compute_ns = 0;
+  }
+  if (steps.empty()) return;
   std::vector<GpuInterval> all = kernels;
   for (const char* table : {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
     const auto columns = db.columns(table);
@@ -91,15 +97,14 @@ void add_gpu_time(const Database& db, const std::vector<GpuInterval>& kernels,
                      r.type(3) == SQLITE_NULL ? -1 : r.integer(3), false});
     });
   }
-  for (StepSummary& s : steps) {
-    s.gpu_busy_ns = 0;
-    s.communication_ns = 0;
-    s.compute_ns = 0;
-  }
-  if (steps.empty()) return;
-  // The devices each process used.
+  // The devices each process used (runs of one process and device are the rule: skip them).
   std::map<long long, std::set<long long>> devices_of_process;
+  long long last_pid = -2;
+  long long last_device = -2;
   for (const GpuInterval& i : all) {
+    if (i.pid == last_pid && i.device == last_device) continue;
+    last_pid = i.pid;
+    last_device = i.device;
     if (i.pid != -1 && i.device != -1) devices_of_process[i.pid].insert(i.device);
   }
   // Steps grouped by the device set they are measured on (one group in a one-process report).
