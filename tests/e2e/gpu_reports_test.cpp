@@ -340,25 +340,43 @@ TEST(GpuReports, NcclKernelsAreCommunicationAndNoOthers) {
   EXPECT_EQ(seen, (std::set<std::string>{"ncclDevKernel", "ncclKernel"}));
 }
 
-// Intervals [start, end) of GPU activity on the devices of the process that pushed a step, cut
-// to the step and merged here with SQL's help: another method than nsel's.
+// GPU activity computed here by another method than nsel's: every interval read with SQL
+// (communication: a short name beginning with "nccl"), then for each step the intervals on the
+// devices of the step's process are cut to the step first, sorted and merged.
+struct Interval {
+  long long start;
+  long long end;
+  long long device;
+  bool communication;
+};
 struct Busy {
   long long all = 0;
   long long communication = 0;
 };
 
-long long merged_length(sqlite3* db, const std::string& sql, long long a, long long b) {
+std::vector<std::vector<long long>> query_rows(sqlite3* db, const std::string& sql,
+                                               const std::vector<long long>& parameters = {}) {
   sqlite3_stmt* s = nullptr;
   EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_bind_int64(s, 1, a);
-  sqlite3_bind_int64(s, 2, b);
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    sqlite3_bind_int64(s, static_cast<int>(i + 1), parameters[i]);
+  }
+  std::vector<std::vector<long long>> rows;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    std::vector<long long> row;
+    for (int c = 0; c < sqlite3_column_count(s); ++c) row.push_back(sqlite3_column_int64(s, c));
+    rows.push_back(std::move(row));
+  }
+  sqlite3_finalize(s);
+  return rows;
+}
+
+long long merged_length(std::vector<std::pair<long long, long long>> cut) {
+  std::sort(cut.begin(), cut.end());
   long long total = 0;
   long long run_start = 0;
   long long run_end = LLONG_MIN;
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    const long long x = std::max(a, sqlite3_column_int64(s, 0));
-    const long long y = std::min(b, sqlite3_column_int64(s, 1));
-    if (y <= x) continue;
+  for (const auto& [x, y] : cut) {
     if (x > run_end) {
       if (run_end != LLONG_MIN) total += run_end - run_start;
       run_start = x;
@@ -368,37 +386,22 @@ long long merged_length(sqlite3* db, const std::string& sql, long long a, long l
     }
   }
   if (run_end != LLONG_MIN) total += run_end - run_start;
-  sqlite3_finalize(s);
   return total;
 }
 
-Busy busy_in_step(sqlite3* db, const std::string& step_name, long long a, long long b) {
-  // The step's process, from the thread that pushed the range; its devices, from its activity.
-  const std::string process =
-      "(SELECT e.globalTid & -16777216 FROM NVTX_EVENTS e LEFT JOIN StringIds s ON e.textId = "
-      "s.id WHERE COALESCE(e.text, s.value) = '" +
-      step_name + "' AND e.start = ?1 LIMIT 1)";
-  const std::string devices =
-      "(SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = " + process +
-      " UNION SELECT deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE globalPid = " + process +
-      " UNION SELECT deviceId FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE globalPid = " + process + ")";
-  const std::string inside = " end > ?1 AND start < ?2 AND deviceId IN " + devices;
-  Busy busy;
-  busy.all = merged_length(
-      db,
-      "SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE" + inside +
-          " UNION ALL SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE" + inside +
-          " UNION ALL SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE" + inside +
-          " ORDER BY 1",
-      a, b);
-  busy.communication = merged_length(
-      db,
-      "SELECT k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = "
-      "k.shortName WHERE n.value LIKE 'nccl%' AND k.end > ?1 AND k.start < ?2 AND k.deviceId "
-      "IN " +
-          devices + " ORDER BY 1",
-      a, b);
-  return busy;
+Busy busy_in_step(const std::vector<Interval>& intervals, const std::set<long long>& devices,
+                  long long a, long long b) {
+  std::vector<std::pair<long long, long long>> all;
+  std::vector<std::pair<long long, long long>> communication;
+  for (const Interval& i : intervals) {
+    if (!devices.count(i.device)) continue;
+    const long long x = std::max(a, i.start);
+    const long long y = std::min(b, i.end);
+    if (y <= x) continue;
+    all.emplace_back(x, y);
+    if (i.communication) communication.emplace_back(x, y);
+  }
+  return {merged_length(all), merged_length(communication)};
 }
 
 TEST(GpuReports, GpuBusyCommunicationAndComputePerStepAreUnionsOnTheStepProcessDevices) {
@@ -413,12 +416,39 @@ TEST(GpuReports, GpuBusyCommunicationAndComputePerStepAreUnionsOnTheStepProcessD
     ASSERT_FALSE(p["steps"].empty()) << c.file;
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open_v2(c.file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    std::vector<Interval> intervals;
+    for (const auto& r :
+         query_rows(db,
+                    "SELECT k.start, k.end, k.deviceId, n.value LIKE 'nccl%' FROM "
+                    "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = k.shortName UNION ALL "
+                    "SELECT start, end, deviceId, 0 FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL "
+                    "SELECT start, end, deviceId, 0 FROM CUPTI_ACTIVITY_KIND_MEMSET")) {
+      intervals.push_back({r[0], r[1], r[2], r[3] != 0});
+    }
+    // The process of each step range's thread, and the devices of each process.
+    std::map<long long, long long> process_of_start;
+    for (const auto& r : query_rows(db,
+                                    "SELECT e.start, e.globalTid & -16777216 FROM NVTX_EVENTS e "
+                                    "LEFT JOIN StringIds s ON e.textId = s.id WHERE "
+                                    "COALESCE(e.text, s.value) LIKE '" +
+                                        std::string(mnist ? "Batch %" : "step %") + "'")) {
+      process_of_start[r[0]] = r[1];
+    }
+    std::map<long long, std::set<long long>> devices_of;
+    for (const auto& r : query_rows(db,
+                                    "SELECT globalPid, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                                    "UNION SELECT globalPid, deviceId FROM "
+                                    "CUPTI_ACTIVITY_KIND_MEMCPY UNION SELECT globalPid, deviceId "
+                                    "FROM CUPTI_ACTIVITY_KIND_MEMSET")) {
+      devices_of[r[0]].insert(r[1]);
+    }
     for (const json& s : p["steps"]) {
       const long long a = s["start_ns"];
       const long long b = s["end_ns"];
       const std::string name =
           (mnist ? "Batch " : "step ") + std::to_string(s["step"].get<long long>());
-      const Busy busy = busy_in_step(db, name, a, b);
+      ASSERT_TRUE(process_of_start.count(a)) << c.file << " " << name;
+      const Busy busy = busy_in_step(intervals, devices_of[process_of_start.at(a)], a, b);
       EXPECT_EQ(s["gpu_busy_ns"].get<long long>(), busy.all) << c.file << " " << name;
       EXPECT_EQ(s["gpu_idle_ns"].get<long long>(), b - a - busy.all) << c.file << " " << name;
       EXPECT_EQ(s["communication_ns"].get<long long>(), busy.communication) << c.file << name;
