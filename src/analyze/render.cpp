@@ -211,14 +211,18 @@ std::string render_text(const ReportSet& set) {
     if (waits && set.processes.size() > 1) {
       std::vector<std::string> wait_header = {"step"};
       for (const ProcessSummary& p : set.processes) wait_header.push_back(p.identity.label());
+      wait_header.push_back("waited most");
       TextTable wait(wait_header);
       for (const StepAcrossWorkers& s : c.steps) {
         std::vector<std::string> row = {std::to_string(s.step)};
+        std::optional<std::size_t> most;
         for (std::size_t p = 0; p < set.processes.size(); ++p) {
           const auto& w = p < s.communication_wait_ns.size() ? s.communication_wait_ns[p]
                                                              : std::optional<long long>();
           row.push_back(w ? ms(*w) : "-");
+          if (w && (!most || *w > *s.communication_wait_ns[*most])) most = p;
         }
+        row.push_back(most ? set.processes[*most].identity.label() : "-");
         wait.add(row);
       }
       out << "\nCommunication wait by worker (ms; communication kernel time above the step's "

@@ -811,4 +811,13 @@ TEST(CompareSteps, CommunicationWaitAboveTheLeastOfTheStep) {
   EXPECT_EQ(c.steps[0].communication_wait_ns[0], 0);
   EXPECT_EQ(c.steps[0].communication_wait_ns[1], 30);
   EXPECT_EQ(c.steps[0].communication_wait_ns[2], std::nullopt);
+
+  nsel::ReportSet set;
+  set.processes = processes;
+  set.comparison = c;
+  const std::string text = nsel::render_text(set);
+  EXPECT_NE(text.find("  step     w0     w1  w2  waited most\n     0  0.000  0.000   -  w1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(nsel::render_json(set)["steps"][0]["communication_wait_ns"]["w1"], 30);
 }
