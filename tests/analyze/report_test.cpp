@@ -173,14 +173,23 @@ TEST(GpuStandIn, KernelSummaryAndGpuBusyPerStep) {
   EXPECT_EQ(s.steps[1].gpu_busy_ns, 600);
   ASSERT_EQ(s.kernels.size(), 2u);
   EXPECT_EQ(s.kernel_names, 2);
-  EXPECT_EQ(s.kernels[0].name, "gemm");
+  // Full names by default, as gpukernsum; grid and block all 0 here (no values in the rows).
+  EXPECT_EQ(s.kernels[0].name, "void gemm_kernel<float>(float*)");
+  EXPECT_EQ(s.kernels[0].grid, "0 0 0");
+  EXPECT_FALSE(s.kernels[0].communication);
   EXPECT_EQ(s.kernels[0].stats.count, 3);
   EXPECT_EQ(s.kernels[0].stats.total, 800);
   EXPECT_EQ(s.kernels[0].stats.median, 200);
   EXPECT_EQ(nsel::round_like_sqlite(s.kernels[0].stats.stddev, 1), 115.5);
   EXPECT_EQ(s.kernels[0].time_percent, 76.2);
-  EXPECT_EQ(s.kernels[1].name, "relu");
+  EXPECT_EQ(s.kernels[1].name, "void relu_kernel(float*)");
   EXPECT_EQ(s.kernels[1].stats.median, 125);
+  nsel::SummaryOptions short_names{nsel::StepNamePattern(), 10};
+  short_names.short_kernel_names = true;
+  const nsel::ProcessSummary by_short = nsel::summarize_export(db, short_names);
+  ASSERT_EQ(by_short.kernels.size(), 2u);
+  EXPECT_EQ(by_short.kernels[0].name, "gemm");
+  EXPECT_EQ(by_short.kernels[1].name, "relu");
   EXPECT_EQ(s.kernels[1].time_percent, 23.8);
 
   const nsel::ProcessSummary top1 = nsel::summarize_export(db, {nsel::StepNamePattern(), 1});
@@ -192,7 +201,7 @@ TEST(GpuStandIn, KernelSummaryAndGpuBusyPerStep) {
   set.comparison = nsel::compare_steps(set.processes, 10);
   const std::string text = nsel::render_text(set);
   EXPECT_NE(text.find("GPU busy (ms)"), std::string::npos) << text;
-  EXPECT_NE(text.find("CUDA kernels (top 2 of 2 by total time)"), std::string::npos) << text;
+  EXPECT_NE(text.find("CUDA kernels (top 2 of 2 rows by total time"), std::string::npos) << text;
   const auto json = nsel::render_json(set);
   EXPECT_EQ(json["processes"][0]["steps"][1]["gpu_idle_ns"], 900);
   fs::remove_all(dir);
@@ -267,8 +276,14 @@ TEST(CompareSteps, SlowestAndStragglersAgainstTheMedian) {
     processes[p].identity.worker = "w" + std::to_string(p);
     for (int s = 0; s < 2; ++s) {
       if (times[p][s] == 0) continue;  // w3 has no step 2
-      processes[p].steps.push_back(
-          {s + 1, 1000, 1000 + times[p][s], {}, std::nullopt, std::nullopt, std::nullopt});
+      processes[p].steps.push_back({s + 1,
+                                    1000,
+                                    1000 + times[p][s],
+                                    {},
+                                    std::nullopt,
+                                    std::nullopt,
+                                    std::nullopt,
+                                    std::nullopt});
     }
   }
   const nsel::StepComparison c = nsel::compare_steps(processes, 10);
@@ -637,4 +652,172 @@ TEST(Summary, RunsOfRowsNestRangesAsTheirTrueParents) {
     }
   }
   fs::remove_all(dir);
+}
+
+// The rule on real names from the captures in ../shared/gpu-reports (sc22: ncclKernel_*,
+// nsys-ai and ALCF: ncclDevKernel_*) and on the other libraries' forms.
+TEST(CommunicationKernels, NcclRcclAndMscclKernelsAndNoOthers) {
+  for (const char* name :
+       {"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm *, unsigned long, ncclWork *)",
+        "ncclKernel_AllReduce_RING_LL_Sum_float", "ncclDevKernel_SendRecv(ncclDevComm *)",
+        "ncclDevKernel_AllGather_RING_LL", "void ncclKernel_Broadcast_RING_LL_Sum_int8_t()",
+        "void ns::ncclDevKernel_Generic()", "rcclKernel_AllReduce", "mscclKernel_Sum_float",
+        "NCCLKernel"}) {
+    EXPECT_TRUE(nsel::is_communication_kernel(name)) << name;
+  }
+  for (const char* name :
+       {"", "gemm", "void multi_tensor_apply_kernel<TensorListMetadata<(int)4>, ncclFunctor>()",
+        "sm80_xmma_fprop_implicit_gemm", "void at::native::elementwise_kernel<128, 4>()", "nccl",
+        "void jacobi_kernel<32, 32>(float*, float const*, float*, int)"}) {
+    EXPECT_EQ(nsel::is_communication_kernel(name), std::string(name) == "nccl") << name;
+  }
+}
+
+// Two processes on two GPUs in one report (as nsys-ai's): a step counts only the activity on
+// its own process's devices; communication is the NCCL kernels' union, compute the rest of the
+// busy time. Step 0 is a step like any other.
+TEST(GpuStandIn, BusyCommunicationAndComputeOnTheDevicesOfTheStepsProcess) {
+  const fs::path dir = fresh_dir("two-gpus");
+  const fs::path db = dir / "two_processes.sqlite";
+  // globalPid is the process number << 24; a thread's globalTid adds its thread number.
+  execute(db, R"(
+    CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO StringIds VALUES (1, 'step 0'), (2, 'step 1'), (10, 'gemm'),
+      (11, 'ncclDevKernel_SendRecv'), (12, 'void gemm<float>()'),
+      (13, 'ncclDevKernel_SendRecv(ncclDevComm *, unsigned long, ncclWork *)');
+    CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+      text TEXT, globalTid INTEGER, textId INTEGER, domainId INTEGER);
+    INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId) VALUES
+      (1000, 2000, 59, 1677721607, 2, 0), (2000, 3000, 59, 3355443209, 1, 0);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+      deviceId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER,
+      gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER,
+      blockZ INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+      (1100, 1400, 0, 1677721600, 12, 10, 4, 1, 1, 128, 1, 1),
+      (1300, 1600, 0, 1677721600, 13, 11, 2, 1, 1, 512, 1, 1),
+      (1000, 1900, 1, 3355443200, 12, 10, 8, 1, 1, 128, 1, 1),
+      (2100, 2500, 1, 3355443200, 12, 10, 4, 1, 1, 128, 1, 1),
+      (2000, 2900, 0, 1677721600, 12, 10, 4, 1, 1, 128, 1, 1);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
+      deviceId INTEGER, globalPid INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (1700, 1800, 0, 1677721600);
+  )");
+  const nsel::ProcessSummary s = nsel::summarize_export(db, {});
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_EQ(s.steps[0].step, 1);
+  EXPECT_EQ(s.steps[0].global_pid, 1677721600);
+  // Device 0 only: [1100,1600) + [1700,1800); the NCCL kernel [1300,1600).
+  EXPECT_EQ(s.steps[0].gpu_busy_ns, 600);
+  EXPECT_EQ(s.steps[0].communication_ns, 300);
+  EXPECT_EQ(s.steps[0].compute_ns, 300);
+  EXPECT_EQ(s.steps[0].gpu_idle_ns(), 400);
+  // Step 0, pushed by the second process: device 1 only.
+  EXPECT_EQ(s.steps[1].step, 0);
+  EXPECT_EQ(s.steps[1].gpu_busy_ns, 400);
+  EXPECT_EQ(s.steps[1].communication_ns, 0);
+  // One row per name, grid and block: gemm of grid 4 and of grid 8 are two rows.
+  ASSERT_EQ(s.kernels.size(), 3u);
+  EXPECT_EQ(s.kernels[0].name, "void gemm<float>()");
+  EXPECT_EQ(s.kernels[0].grid, "4 1 1");
+  EXPECT_EQ(s.kernels[0].block, "128 1 1");
+  EXPECT_EQ(s.kernels[0].stats.count, 3);
+  EXPECT_EQ(s.kernels[1].grid, "8 1 1");
+  EXPECT_EQ(s.kernels[2].name, "ncclDevKernel_SendRecv(ncclDevComm *, unsigned long, ncclWork *)");
+  EXPECT_TRUE(s.kernels[2].communication);
+  EXPECT_FALSE(s.kernels[0].communication);
+
+  nsel::ReportSet set;
+  set.processes.push_back(s);
+  const auto json = nsel::render_json(set);
+  EXPECT_EQ(json["processes"][0]["steps"][0]["communication_ns"], 300);
+  EXPECT_EQ(json["processes"][0]["steps"][0]["compute_ns"], 300);
+  EXPECT_EQ(json["processes"][0]["kernels"][0]["grid"], "4 1 1");
+  EXPECT_EQ(json["processes"][0]["kernels"][2]["communication"], true);
+  const std::string text = nsel::render_text(set);
+  EXPECT_NE(text.find("* ncclDevKernel_SendRecv"), std::string::npos) << text;
+  EXPECT_NE(text.find("communication (ms)"), std::string::npos) << text;
+  fs::remove_all(dir);
+}
+
+// "data copy in 5" in step 5 and "data copy in 15" in step 15 are one range; a number that
+// only contains the step's ("layer 150" in step 15) or another step's is left as it is.
+TEST(Summary, RangesCarryingTheirStepsNumberAreOneRange) {
+  const fs::path dir = fresh_dir("grouped");
+  const fs::path db = dir / "grouped.sqlite";
+  execute(db, R"(
+    CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT,
+      globalTid INTEGER);
+    INSERT INTO NVTX_EVENTS VALUES
+      (0, 1000, 59, 'step 5', 9), (0, 100, 59, 'data copy in 5', 9),
+      (100, 600, 59, 'forward', 9),
+      (1000, 2000, 59, 'step 15', 9), (1000, 1100, 59, 'data copy in 15', 9),
+      (1100, 1200, 59, 'layer 150', 9), (1200, 1300, 59, 'data copy in 5', 9);
+  )");
+  const nsel::ProcessSummary s = nsel::summarize_export(db, {});
+  ASSERT_EQ(s.steps.size(), 2u);
+  std::vector<std::string> names[2];
+  for (int i = 0; i < 2; ++i) {
+    for (const nsel::RangeShare& r : s.steps[i].shares) names[i].push_back(r.range);
+  }
+  EXPECT_EQ(names[0], (std::vector<std::string>{"data copy in {n}", "forward"}));
+  EXPECT_EQ(names[1],
+            (std::vector<std::string>{"data copy in {n}", "layer 150", "data copy in 5"}));
+  // The NVTX table itself keeps the names nsys shows.
+  bool raw = false;
+  for (const nsel::SummaryRow& r : s.nvtx) raw |= r.name == "data copy in 15";
+  EXPECT_TRUE(raw);
+  fs::remove_all(dir);
+}
+
+// A range that begins with its step on the same thread nests in it whichever row comes first.
+TEST(Summary, RangesBeginningTogetherNestTheSameInAnyRowOrder) {
+  const fs::path dir = fresh_dir("ties");
+  for (const bool child_first : {false, true}) {
+    const fs::path db = dir / (child_first ? "child_first.sqlite" : "parent_first.sqlite");
+    const std::string step = "(0, 1000, 59, 'step 1', 9)";
+    const std::string child = "(0, 500, 59, 'forward', 9)";
+    execute(db,
+            "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, "
+            "text TEXT, globalTid INTEGER); INSERT INTO NVTX_EVENTS VALUES " +
+                (child_first ? child + ", " + step : step + ", " + child) +
+                ", (0, 300, 59, 'other thread', 8), (600, 700, 59, 'optimizer', 9);");
+    const nsel::ProcessSummary s = nsel::summarize_export(db, {});
+    ASSERT_EQ(s.steps.size(), 1u);
+    ASSERT_EQ(s.steps[0].shares.size(), 2u) << child_first;
+    EXPECT_EQ(s.steps[0].shares[0].range, "forward");
+    EXPECT_EQ(s.steps[0].shares[0].ns, 500);
+  }
+  fs::remove_all(dir);
+}
+
+// A rank's wait: its communication time in the step above the least of the ranks that have
+// GPU data; a rank without GPU data has none.
+TEST(CompareSteps, CommunicationWaitAboveTheLeastOfTheStep) {
+  std::vector<nsel::ProcessSummary> processes(3);
+  const std::optional<long long> talk[3] = {50, 80, std::nullopt};
+  for (int p = 0; p < 3; ++p) {
+    processes[p].identity.worker = "w" + std::to_string(p);
+    nsel::StepSummary s;
+    s.step = 0;
+    s.start_ns = 0;
+    s.end_ns = 1000;
+    s.communication_ns = talk[p];
+    processes[p].steps.push_back(s);
+  }
+  const nsel::StepComparison c = nsel::compare_steps(processes, 10);
+  ASSERT_EQ(c.steps.size(), 1u);
+  ASSERT_EQ(c.steps[0].communication_wait_ns.size(), 3u);
+  EXPECT_EQ(c.steps[0].communication_wait_ns[0], 0);
+  EXPECT_EQ(c.steps[0].communication_wait_ns[1], 30);
+  EXPECT_EQ(c.steps[0].communication_wait_ns[2], std::nullopt);
+
+  nsel::ReportSet set;
+  set.processes = processes;
+  set.comparison = c;
+  const std::string text = nsel::render_text(set);
+  EXPECT_NE(text.find("  step     w0     w1  w2  waited most\n     0  0.000  0.000   -  w1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(nsel::render_json(set)["steps"][0]["communication_wait_ns"]["w1"], 30);
 }
