@@ -545,6 +545,11 @@ constexpr const char* kScript = R"(
     document.body.setAttribute('data-drawn-bars', String(drawnBars.length));
     document.body.setAttribute('data-drawn-strips', String(drawnStrips.length));
     scroller.setAttribute('data-widths', scroller.scrollWidth + ' ' + scroller.clientWidth);
+    document.querySelectorAll('#timeline .wl[title]').forEach(function (l) {
+      var a = l.querySelector('.wa');
+      l.setAttribute('data-cut', a && a.scrollWidth > a.clientWidth ? 'yes' : 'no');
+    });
+    document.body.setAttribute('data-page', document.documentElement.scrollWidth + ' ' + window.innerWidth);
   }
 
   var pending = null;
