@@ -186,6 +186,34 @@ void worker_label(std::ostringstream& out, const std::string& label, int row) {
       << "</span><span class=wb>" << escape(label.substr(cut)) << "</span></div>\n";
 }
 
+// The kernel summary, one row per full name, grid and block (those two columns when known).
+void kernel_table(std::ostringstream& out, const std::vector<KernelRow>& kernels) {
+  bool shapes = false;
+  for (const KernelRow& k : kernels) shapes = shapes || !k.grid.empty() || !k.block.empty();
+  std::vector<std::vector<std::string>> cells;
+  for (const KernelRow& k : kernels) {
+    const DurationStats& s = k.stats;
+    std::vector<std::string> row = {fixed(k.time_percent, 1), std::to_string(s.total),
+                                    std::to_string(s.count),  fixed(s.mean, 1),
+                                    fixed(s.median, 1),       std::to_string(s.min),
+                                    std::to_string(s.max),    fixed(s.stddev, 1)};
+    if (shapes) {
+      row.push_back(k.grid);
+      row.push_back(k.block);
+    }
+    row.push_back(k.name);
+    cells.push_back(row);
+  }
+  std::vector<std::string> header = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)",
+                                     "Med (ns)", "Min (ns)",        "Max (ns)",  "StdDev (ns)"};
+  if (shapes) {
+    header.push_back("GridXYZ");
+    header.push_back("BlockXYZ");
+  }
+  header.push_back("Kernel");
+  table(out, header, cells);
+}
+
 void timeline(std::ostringstream& out, const ReportSet& set, const RangeNames& names,
               const std::vector<GpuMedians>& medians) {
   const StepComparison& c = set.comparison;
@@ -292,7 +320,7 @@ void timeline(std::ostringstream& out, const ReportSet& set, const RangeNames& n
          "its slowest worker's column, split into its top-level ranges "
       << "<i class=sw style='outline:2px solid #b3261e'></i>straggler";
   if (any_gpu) {
-    out << "<br>strip under the bar: GPU <i class=sw style='background:#263238'></i>busy "
+    out << "<br>strip under the bar: GPU <i class=sw style='background:#455a64'></i>busy "
            "<i class=sw style='background:#d81b60'></i>of it communication "
            "<i class=sw style='background:#e3e6ea'></i>idle";
   }
@@ -384,7 +412,7 @@ td.t,th.t,th:last-child{text-align:left}table.num th:last-child{text-align:right
 #plot text{font:11px system-ui,sans-serif}.stephead{text-anchor:middle;fill:#5c6670}
 .col{fill:#fff}.col.odd{fill:#f6f7f9}.stepbar{fill:#dde3ea}
 .straggler .stepbar{stroke:#b3261e;stroke-width:2}
-rect.busy{fill:#263238}rect.comm{fill:#d81b60}rect.idle{fill:#e3e6ea}
+rect.busy{fill:#455a64}rect.comm{fill:#d81b60}rect.idle{fill:#e3e6ea}
 .legend span{display:inline-block;margin-right:14px}
 .legend i,i.sw{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 i.sw{margin-left:8px}
@@ -653,6 +681,8 @@ std::string render_html(const ReportSet& set) {
         << (id.pid ? std::to_string(id.pid) : "-") << ", window "
         << (id.window ? id.window->text() : "-") << "<br>" << escape(p.report.string()) << "</p>\n";
     if (!p.steps.empty()) {
+      bool communication = false;
+      for (const StepSummary& s : p.steps) communication = communication || s.communication_ns;
       std::vector<std::vector<std::string>> rows;
       for (const StepSummary& s : p.steps) {
         std::string shares;
@@ -669,6 +699,7 @@ std::string render_html(const ReportSet& set) {
           row.push_back(ms(s.gpu_busy_ns.value_or(0)));
           row.push_back(ms(s.duration_ns() - s.gpu_busy_ns.value_or(0)));
         }
+        if (communication) row.push_back(s.communication_ns ? ms(*s.communication_ns) : "-");
         row.push_back(shares.empty() ? "-" : shares);
         rows.push_back(row);
       }
@@ -677,6 +708,7 @@ std::string render_html(const ReportSet& set) {
         header.push_back("GPU busy (ms)");
         header.push_back("GPU idle (ms)");
       }
+      if (communication) header.push_back("communication (ms)");
       header.push_back("top-level ranges (share of the step)");
       out << "<h3>Steps</h3>\n";
       table(out, header, rows);
@@ -691,7 +723,7 @@ std::string render_html(const ReportSet& set) {
     if (!p.has_gpu) {
       out << "<p class=note>No GPU data.</p>\n";
     } else {
-      summary_table(out, p.kernels, "Instances", "Kernel");
+      kernel_table(out, p.kernels);
     }
     out << "<h3>OS runtime</h3>\n";
     if (p.osrt.empty()) {
