@@ -221,7 +221,7 @@ void timeline(std::ostringstream& out, const ReportSet& set, const RangeNames& n
   bool any_gpu = false;
   for (const ProcessSummary& p : set.processes) any_gpu = any_gpu || p.has_gpu;
   // Rows shrink with more processes, down to a height that still holds a label.
-  const int row = processes <= 16 ? 26 : std::max(16, static_cast<int>(416 / processes));
+  const int row = processes <= 16 ? 26 : std::max(18, static_cast<int>(416 / processes));
   const int head = 20;
   const int band = any_gpu ? 36 : 0;
   const int top = head + (band > 0 ? band + 10 : 2);
@@ -404,7 +404,7 @@ td.t,th.t,th:last-child{text-align:left}table.num th:last-child{text-align:right
 .tl-controls{margin:4px 0 6px}.tl-controls button{font:14px system-ui,sans-serif;min-width:32px;margin-right:4px}
 .tl-controls .note{margin-left:10px;font-size:12px}
 .tl-body{display:flex;border:1px solid #e3e6ea;background:#fff}
-.tl-labels{flex:0 0 200px;width:200px;border-right:1px solid #e3e6ea;overflow:hidden}
+.tl-labels{flex:0 0 220px;width:220px;border-right:1px solid #e3e6ea;overflow:hidden}
 .wl{display:flex;white-space:nowrap;font-size:12px;padding:0 8px;justify-content:flex-end;color:#1d232a}
 .wl .wa{overflow:hidden;text-overflow:ellipsis;min-width:0}.wl .wb{flex:0 0 auto}
 .tl-head .wl{color:#5c6670}.bandlabel{font-size:11px}
@@ -432,7 +432,8 @@ constexpr const char* kScript = R"(
   var svg = document.getElementById('plot');
   var zoomText = document.getElementById('zoomtext');
   var S = D.steps.length, P = D.procs.length;
-  var GAP = 2, MINCOL = 12, PAD = 14, BAR = D.row - 9, STRIP = 4;
+  var GAP = 2, MINCOL = 12, PAD = 14, BAR = D.row - 9, STRIP = D.row >= 22 ? 4 : 3;
+  var INSET = BAR >= 12 ? 2 : 1;
   var height = D.top + D.row * P + 4;
   var maxSlowest = Math.max.apply(null, D.slowest);
   var kLow = MINCOL * 1e6 / maxSlowest, kHigh = 4000 * 1e6 / maxSlowest;
@@ -535,7 +536,7 @@ constexpr const char* kScript = R"(
         var sx = x[i];
         for (var j = 0; j + 1 < sh.length; j += 2) {
           var rw = bw * sh[j + 1] / d;
-          tip(el('rect', {'class': 'share', x: n2(sx), y: y + 2, width: n2(rw), height: BAR - 4,
+          tip(el('rect', {'class': 'share', x: n2(sx), y: y + INSET, width: n2(rw), height: BAR - 2 * INSET,
                           fill: D.colours[sh[j]]}, cell),
               D.names[sh[j]] + ': ' + ms(sh[j + 1]) + ' (' + pct(sh[j + 1] / d) + ' of the step)');
           sx += rw;
