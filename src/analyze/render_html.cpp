@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "analyze/number_text.hpp"
@@ -106,20 +107,42 @@ struct RangeNames {
   std::vector<std::string> names;
   std::vector<long long> totals;
   std::map<std::string, std::size_t> index;
+  // Grouped names that stand for ranges of at least two steps; one that would hold a single
+  // step's range ("layer 12" in step 12, while every step has a "layer 12") is no group.
+  std::set<std::string> groups;
   std::string colour(std::size_t i) const { return i < kColoured ? kPalette[i] : kOtherColour; }
+  std::string name_of(const std::string& range, long long step) const {
+    std::string grouped = grouped_range(range, step);
+    return groups.count(grouped) ? grouped : range;
+  }
+  std::size_t of(const std::string& range, long long step) const {
+    return index.at(name_of(range, step));
+  }
 };
 
 RangeNames range_names(const ReportSet& set) {
+  RangeNames out;
+  std::map<std::string, std::set<long long>> steps_of;
+  for (const ProcessSummary& p : set.processes) {
+    for (const StepSummary& s : p.steps) {
+      for (const RangeShare& r : s.shares) {
+        const std::string grouped = grouped_range(r.range, s.step);
+        if (grouped != r.range) steps_of[grouped].insert(s.step);
+      }
+    }
+  }
+  for (const auto& [grouped, steps] : steps_of) {
+    if (steps.size() >= 2) out.groups.insert(grouped);
+  }
   std::map<std::string, long long> totals;
   for (const ProcessSummary& p : set.processes) {
     for (const StepSummary& s : p.steps) {
-      for (const RangeShare& r : s.shares) totals[grouped_range(r.range, s.step)] += r.ns;
+      for (const RangeShare& r : s.shares) totals[out.name_of(r.range, s.step)] += r.ns;
     }
   }
   std::vector<std::pair<std::string, long long>> order(totals.begin(), totals.end());
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
-  RangeNames out;
   for (const auto& [name, total] : order) {
     out.index[name] = out.names.size();
     out.names.push_back(name);
@@ -286,7 +309,7 @@ void timeline(std::ostringstream& out, const ReportSet& set, const RangeNames& n
           return a->first_start_ns < b->first_start_ns;
         });
         for (const RangeShare* r : order) {
-          shares.push_back(names.index.at(grouped_range(r->range, s.step)));
+          shares.push_back(names.of(r->range, s.step));
           shares.push_back(r->ns);
         }
       }
