@@ -10,18 +10,31 @@ StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
   StepComparison out;
   out.straggler_percent = straggler_percent;
   std::map<long long, std::vector<std::optional<long long>>> by_step;
+  std::map<long long, std::vector<std::optional<long long>>> communication_by_step;
   for (std::size_t p = 0; p < processes.size(); ++p) {
     for (const StepSummary& s : processes[p].steps) {
       auto& row = by_step[s.step];
       row.resize(processes.size());
       // A step number seen twice in one process (a restarted loop) counts with its total time.
       row[p] = row[p].value_or(0) + s.duration_ns();
+      auto& talk = communication_by_step[s.step];
+      talk.resize(processes.size());
+      if (s.communication_ns) talk[p] = talk[p].value_or(0) + *s.communication_ns;
     }
   }
   for (auto& [step, durations] : by_step) {
     StepAcrossWorkers row;
     row.step = step;
     row.duration_ns = std::move(durations);
+    const std::vector<std::optional<long long>>& talk = communication_by_step[step];
+    std::optional<long long> least;
+    for (const auto& t : talk) {
+      if (t && (!least || *t < *least)) least = t;
+    }
+    row.communication_wait_ns.resize(processes.size());
+    for (std::size_t p = 0; p < talk.size(); ++p) {
+      if (talk[p]) row.communication_wait_ns[p] = *talk[p] - *least;
+    }
     std::vector<long long> present;
     for (const auto& d : row.duration_ns) {
       if (d) present.push_back(*d);

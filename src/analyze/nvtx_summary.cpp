@@ -29,6 +29,8 @@ constexpr long long kNvtxPushPopRange = 59;
 constexpr long long kNvtxtPushPopRange = 70;
 constexpr long long kNvtxStartEndRange = 60;
 constexpr long long kPidBits = 0x0000FFFFFF000000LL;  // the process part of a globalTid
+// A globalTid's globalPid, as GPU activity rows carry it (the process and the bits above).
+constexpr long long kProcessOfTid = static_cast<long long>(0xFFFFFFFFFF000000ULL);
 
 std::string column_or_null(const std::set<std::string>& columns, const std::string& name) {
   return columns.count(name) ? name : "NULL";
@@ -61,6 +63,7 @@ using Shares = std::map<std::uint32_t, std::pair<long long, long long>>;
 
 struct StepFound {
   long long step = 0;
+  std::optional<long long> tid;  // the thread that pushed it
   long long start = 0;
   std::optional<long long> end;  // nullopt: still open when the capture ended
   Shares shares;
@@ -82,11 +85,32 @@ struct Orphan {
   bool step;  // a step itself, which is nobody's share
 };
 
+// Where a row sits in the order nesting needs: by start, then the longest first (an open range
+// lasts longest), then by thread and name, so that ranges that begin together nest the same way
+// whatever order the export's rows come in.
+struct RowOrder {
+  long long start = LLONG_MIN;
+  long long end = LLONG_MAX;
+  long long tid = LLONG_MIN;
+  long long text_id = LLONG_MIN;
+  bool operator<=(const RowOrder& b) const {
+    if (start != b.start) return start < b.start;
+    if (end != b.end) return end > b.end;
+    if (tid != b.tid) return tid < b.tid;
+    return text_id <= b.text_id;
+  }
+};
+// The SQL order of the same (NULLs sort first in SQLite; an open range's end is NULL).
+std::string row_order_sql(const std::string& tid, const std::string& text_id) {
+  return "start, end IS NULL DESC, end DESC, " + tid + ", " + text_id;
+}
+
 // What one thread learns from one run of rows of NVTX_EVENTS.
 struct ChunkScan {
   bool out_of_order = false;
-  long long first_start = LLONG_MAX;
-  long long last_start = LLONG_MIN;
+  bool any = false;  // rows were read
+  RowOrder first_row;
+  RowOrder last_row;
   long long last_time = 0;
   std::unique_ptr<GroupedDurations> durations = std::make_unique<GroupedDurations>();
   std::vector<std::pair<std::uint32_t, long long>> open_ranges;  // (key, start)
@@ -176,10 +200,16 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
     const long long end = open ? LLONG_MAX : rows.integer(1);
     const long long type = rows.integer(2);
     scan.last_time = std::max(scan.last_time, open ? start : std::max(start, end));
-    if (start < scan.last_start && scan.last_start != LLONG_MIN) throw OutOfOrder();
-    scan.first_start = std::min(scan.first_start, start);
-    scan.last_start = start;
     const long long tid = rows.integer(5);
+    const RowOrder order{start, end, rows.type(5) == SQLITE_NULL ? LLONG_MIN : tid,
+                         rows.type(3) == SQLITE_NULL ? LLONG_MIN : rows.integer(3)};
+    if (!scan.any) {
+      scan.first_row = order;
+      scan.any = true;
+    } else if (!(scan.last_row <= order)) {
+      throw OutOfOrder();
+    }
+    scan.last_row = order;
     const long long pid = tid & kPidBits;
     if (type == kNvtxDomainCreate) {
       // The earliest creation names the domain, as nvtxppsum takes it.
@@ -193,8 +223,12 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
     int step_index = -1;
     if (step_of_key[key]) {
       step_index = static_cast<int>(scan.steps.size());
-      scan.steps.push_back(
-          {*step_of_key[key], start, open ? std::nullopt : std::optional(end), {}, {}});
+      scan.steps.push_back({*step_of_key[key],
+                            rows.type(5) == SQLITE_NULL ? std::nullopt : std::optional(tid),
+                            start,
+                            open ? std::nullopt : std::optional(end),
+                            {},
+                            {}});
     }
     if (!push_pop) return;  // start/end ranges: steps only, as nvtxppsum leaves them out
 
@@ -226,10 +260,24 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
     db.scan("NVTX_EVENTS" + (first >= 0 ? " WHERE rowid BETWEEN " + std::to_string(first) +
                                               " AND " + std::to_string(last)
                                         : std::string()),
-            values, sorted ? "start" : "", row);
+            values, sorted ? row_order_sql(values[5], values[3]) : "", row);
   } catch (const OutOfOrder&) {
     scan.out_of_order = true;
   }
+}
+
+// `name` with the step's own number, where it stands alone (not inside a longer number), put as
+// "{n}": the last such place, as step numbers end names ("data copy in 5").
+std::string step_grouped_name(const std::string& name, long long step) {
+  const std::string number = std::to_string(step);
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (std::size_t at = name.rfind(number); at != std::string::npos;
+       at = at == 0 ? std::string::npos : name.rfind(number, at - 1)) {
+    const std::size_t after = at + number.size();
+    if ((at > 0 && digit(name[at - 1])) || (after < name.size() && digit(name[after]))) continue;
+    return name.substr(0, at) + "{n}" + name.substr(after);
+  }
+  return name;
 }
 
 // Adds `ns` of `name`, begun at `start`, to a step's shares.
@@ -319,8 +367,8 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
   }
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     if (chunks[c].out_of_order) return std::nullopt;
-    if (c > 0 && chunks[c].first_start < chunks[c - 1].last_start &&
-        chunks[c - 1].last_start != LLONG_MIN) {
+    if (c > 0 && chunks[c].any && chunks[c - 1].any &&
+        !(chunks[c - 1].last_row <= chunks[c].first_row)) {
       return std::nullopt;
     }
   }
@@ -373,6 +421,7 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
     for (const StepFound& found : chunk.steps) {
       StepSummary step;
       step.step = found.step;
+      if (found.tid) step.global_pid = *found.tid & kProcessOfTid;
       step.start_ns = found.start;
       step.end_ns = found.end.value_or(last_time);
       add_shares(step.shares, found, names[c], last_time);
@@ -386,8 +435,14 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
       }
     }
   }
-  // The step's own order: forward, backward, optimizer.
+  // The step's own order: forward, backward, optimizer; "data copy in 5" of step 5 is
+  // "data copy in {n}", one range across steps.
   for (StepSummary& step : out.steps) {
+    std::vector<RangeShare> grouped;
+    for (RangeShare& share : step.shares) {
+      add_share(grouped, step_grouped_name(share.range, step.step), share.ns, share.first_start_ns);
+    }
+    step.shares = std::move(grouped);
     std::stable_sort(step.shares.begin(), step.shares.end(),
                      [](const RangeShare& a, const RangeShare& b) {
                        return a.first_start_ns < b.first_start_ns;

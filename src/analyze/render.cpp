@@ -76,6 +76,22 @@ std::vector<std::string> summary_cells(const Row& r) {
           std::to_string(s.max),    fixed(s.stddev, 1),      r.name};
 }
 
+// The kernel table: nsys's columns (GridXYZ and BlockXYZ before the name), the name marked
+// with "*" when it is a communication kernel.
+std::vector<std::string> kernel_header() {
+  std::vector<std::string> header = summary_header("Instances", "GridXYZ");
+  header.push_back("BlockXYZ");
+  header.push_back("Kernel");
+  return header;
+}
+std::vector<std::string> kernel_cells(const KernelRow& r) {
+  std::vector<std::string> cells = summary_cells(r);
+  cells.back() = r.grid;
+  cells.push_back(r.block);
+  cells.push_back((r.communication ? "* " : "") + r.name);
+  return cells;
+}
+
 std::string optional_text(const std::optional<long long>& v) {
   return v ? std::to_string(*v) : "-";
 }
@@ -115,6 +131,8 @@ std::string render_text(const ReportSet& set) {
       if (p.has_gpu) {
         header.push_back("GPU busy (ms)");
         header.push_back("GPU idle (ms)");
+        header.push_back("communication (ms)");
+        header.push_back("compute (ms)");
       }
       header.push_back("top-level ranges (share of the step)");
       TextTable steps(header);
@@ -124,6 +142,8 @@ std::string render_text(const ReportSet& set) {
           const long long busy = s.gpu_busy_ns.value_or(0);
           row.push_back(ms(busy));
           row.push_back(ms(s.duration_ns() - busy));
+          row.push_back(ms(s.communication_ns.value_or(0)));
+          row.push_back(ms(s.compute_ns.value_or(0)));
         }
         row.push_back(shares_text(s));
         steps.add(row);
@@ -140,10 +160,11 @@ std::string render_text(const ReportSet& set) {
     if (!p.has_gpu) {
       out << "  CUDA kernels: no GPU data\n";
     } else {
-      TextTable kernels(summary_header("Instances", "Kernel"));
-      for (const KernelRow& r : p.kernels) kernels.add(summary_cells(r));
+      TextTable kernels(kernel_header());
+      for (const KernelRow& r : p.kernels) kernels.add(kernel_cells(r));
       out << "  CUDA kernels (top " << p.kernels.size() << " of " << p.kernel_names
-          << " by total time)\n"
+          << " rows by total time; one row per name, grid and block, as nsys stats -r "
+             "gpukernsum; * communication)\n"
           << kernels.render("    ");
     }
     if (!p.has_osrt) {
@@ -183,6 +204,27 @@ std::string render_text(const ReportSet& set) {
       }
     }
     if (!any) out << "  none\n";
+    bool waits = false;
+    for (const StepAcrossWorkers& s : c.steps) {
+      for (const auto& w : s.communication_wait_ns) waits |= w.has_value();
+    }
+    if (waits && set.processes.size() > 1) {
+      std::vector<std::string> wait_header = {"step"};
+      for (const ProcessSummary& p : set.processes) wait_header.push_back(p.identity.label());
+      TextTable wait(wait_header);
+      for (const StepAcrossWorkers& s : c.steps) {
+        std::vector<std::string> row = {std::to_string(s.step)};
+        for (std::size_t p = 0; p < set.processes.size(); ++p) {
+          const auto& w = p < s.communication_wait_ns.size() ? s.communication_wait_ns[p]
+                                                             : std::optional<long long>();
+          row.push_back(w ? ms(*w) : "-");
+        }
+        wait.add(row);
+      }
+      out << "\nCommunication wait by worker (ms; communication kernel time above the step's "
+             "least)\n"
+          << wait.render("  ");
+    }
   }
   if (!set.failures.empty()) {
     out << "\nNot readable\n";
@@ -194,19 +236,34 @@ std::string render_text(const ReportSet& set) {
 namespace {
 
 template <typename Row>
+nlohmann::json row_json(const Row& r) {
+  const DurationStats& s = r.stats;
+  return {{"name", r.name},
+          {"time_percent", r.time_percent},
+          {"total_ns", s.total},
+          {"instances", s.count},
+          {"avg_ns", round_like_sqlite(s.mean, 1)},
+          {"median_ns", round_like_sqlite(s.median, 1)},
+          {"min_ns", s.min},
+          {"max_ns", s.max},
+          {"stddev_ns", round_like_sqlite(s.stddev, 1)}};
+}
+
+template <typename Row>
 nlohmann::json rows_json(const std::vector<Row>& rows) {
   nlohmann::json out = nlohmann::json::array();
-  for (const Row& r : rows) {
-    const DurationStats& s = r.stats;
-    out.push_back({{"name", r.name},
-                   {"time_percent", r.time_percent},
-                   {"total_ns", s.total},
-                   {"instances", s.count},
-                   {"avg_ns", round_like_sqlite(s.mean, 1)},
-                   {"median_ns", round_like_sqlite(s.median, 1)},
-                   {"min_ns", s.min},
-                   {"max_ns", s.max},
-                   {"stddev_ns", round_like_sqlite(s.stddev, 1)}});
+  for (const Row& r : rows) out.push_back(row_json(r));
+  return out;
+}
+
+nlohmann::json rows_json(const std::vector<KernelRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KernelRow& r : rows) {
+    nlohmann::json row = row_json(r);
+    row["grid"] = r.grid;
+    row["block"] = r.block;
+    row["communication"] = r.communication;
+    out.push_back(std::move(row));
   }
   return out;
 }
@@ -226,15 +283,15 @@ nlohmann::json render_json(const ReportSet& set) {
     for (const StepSummary& s : p.steps) {
       nlohmann::json shares = nlohmann::json::array();
       for (const RangeShare& r : s.shares) shares.push_back({{"range", r.range}, {"ns", r.ns}});
-      steps.push_back(
-          {{"step", s.step},
-           {"start_ns", s.start_ns},
-           {"end_ns", s.end_ns},
-           {"duration_ns", s.duration_ns()},
-           {"gpu_busy_ns", or_null(s.gpu_busy_ns)},
-           {"gpu_idle_ns", s.gpu_busy_ns ? nlohmann::json(s.duration_ns() - *s.gpu_busy_ns)
-                                         : nlohmann::json(nullptr)},
-           {"top_level_ranges", shares}});
+      steps.push_back({{"step", s.step},
+                       {"start_ns", s.start_ns},
+                       {"end_ns", s.end_ns},
+                       {"duration_ns", s.duration_ns()},
+                       {"gpu_busy_ns", or_null(s.gpu_busy_ns)},
+                       {"gpu_idle_ns", or_null(s.gpu_idle_ns())},
+                       {"communication_ns", or_null(s.communication_ns)},
+                       {"compute_ns", or_null(s.compute_ns)},
+                       {"top_level_ranges", shares}});
     }
     processes.push_back(
         {{"label", id.label()},
@@ -262,8 +319,13 @@ nlohmann::json render_json(const ReportSet& set) {
     }
     nlohmann::json stragglers = nlohmann::json::array();
     for (std::size_t p : s.stragglers) stragglers.push_back(set.processes[p].identity.label());
+    nlohmann::json waits = nlohmann::json::object();
+    for (std::size_t p = 0; p < s.communication_wait_ns.size(); ++p) {
+      waits[set.processes[p].identity.label()] = or_null(s.communication_wait_ns[p]);
+    }
     steps.push_back({{"step", s.step},
                      {"duration_ns", durations},
+                     {"communication_wait_ns", waits},
                      {"median_ns", s.median_ns},
                      {"slowest", set.processes[s.slowest].identity.label()},
                      {"stragglers", stragglers}});
@@ -298,6 +360,24 @@ class Csv {
  private:
   std::string text_;
 };
+
+void kernel_csv(Csv& csv, const ReportSet& set) {
+  std::vector<std::string> header = {"process"};
+  for (const std::string& h : kernel_header()) header.push_back(h);
+  header.push_back("communication");
+  csv.row(header);
+  for (const ProcessSummary& p : set.processes) {
+    for (const KernelRow& r : p.kernels) {
+      std::vector<std::string> row = {p.identity.label()};
+      for (const std::string& cell : summary_cells(r)) row.push_back(cell);
+      row.back() = r.grid;
+      row.push_back(r.block);
+      row.push_back(r.name);
+      row.push_back(r.communication ? "1" : "0");
+      csv.row(row);
+    }
+  }
+}
 
 template <typename Row>
 void summary_csv(Csv& csv, const ReportSet& set, const std::string& count, const std::string& name,
@@ -340,15 +420,16 @@ std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
   }
 
   Csv& steps = add("steps.csv");
-  steps.row({"process", "step", "start_ns", "end_ns", "duration_ns", "gpu_busy_ns", "gpu_idle_ns"});
+  steps.row({"process", "step", "start_ns", "end_ns", "duration_ns", "gpu_busy_ns", "gpu_idle_ns",
+             "communication_ns", "compute_ns"});
   Csv& shares = add("step_ranges.csv");
   shares.row({"process", "step", "range", "ns", "percent_of_step"});
   for (const ProcessSummary& p : set.processes) {
     for (const StepSummary& s : p.steps) {
       steps.row({p.identity.label(), std::to_string(s.step), std::to_string(s.start_ns),
                  std::to_string(s.end_ns), std::to_string(s.duration_ns()),
-                 optional_text(s.gpu_busy_ns),
-                 s.gpu_busy_ns ? std::to_string(s.duration_ns() - *s.gpu_busy_ns) : "-"});
+                 optional_text(s.gpu_busy_ns), optional_text(s.gpu_idle_ns()),
+                 optional_text(s.communication_ns), optional_text(s.compute_ns)});
       for (const RangeShare& r : s.shares) {
         shares.row({p.identity.label(), std::to_string(s.step), r.range, std::to_string(r.ns),
                     percent(r.ns, s.duration_ns())});
@@ -379,7 +460,17 @@ std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
   }
 
   summary_csv(add("nvtx.csv"), set, "Instances", "Range", &ProcessSummary::nvtx);
-  summary_csv(add("kernels.csv"), set, "Instances", "Kernel", &ProcessSummary::kernels);
+  kernel_csv(add("kernels.csv"), set);
+  Csv& waits = add("communication_wait.csv");
+  waits.row({"step", "process", "communication_wait_ns"});
+  for (const StepAcrossWorkers& s : set.comparison.steps) {
+    for (std::size_t p = 0; p < s.communication_wait_ns.size(); ++p) {
+      if (s.communication_wait_ns[p]) {
+        waits.row({std::to_string(s.step), set.processes[p].identity.label(),
+                   std::to_string(*s.communication_wait_ns[p])});
+      }
+    }
+  }
   summary_csv(add("osrt.csv"), set, "Num Calls", "Name", &ProcessSummary::osrt);
   Csv& failures = add("failures.csv");
   failures.row({"report", "error"});

@@ -3,7 +3,13 @@
 #include "nsel/analyze/summary.hpp"
 
 #include <algorithm>
+#include <array>
 #include <climits>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
 
 #include "analyze/duration_stats.hpp"
 #include "analyze/nvtx_summary.hpp"
@@ -24,48 +30,107 @@ using analyze::summary_rows;
 
 constexpr long long kOsrtApiClass = 27;
 
-// Merged GPU activity (kernels, copies, sets) overlapping each step.
-void add_gpu_busy(const Database& db, std::vector<StepSummary>& steps) {
-  std::string sql;
-  for (const char* table :
-       {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+// One GPU activity interval (a kernel, copy or set) and the device it ran on.
+struct GpuInterval {
+  long long start;
+  long long end;
+  long long device;  // -1: unknown
+  long long pid;     // globalPid; -1: unknown
+  bool communication;
+};
+
+// The union of `intervals` (sorted here: an export's rows may come in any order) as disjoint
+// runs in start order.
+std::vector<std::pair<long long, long long>> union_runs(std::vector<GpuInterval> intervals) {
+  std::sort(intervals.begin(), intervals.end(), [](const GpuInterval& a, const GpuInterval& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
+  std::vector<std::pair<long long, long long>> runs;
+  for (const GpuInterval& i : intervals) {
+    if (!runs.empty() && i.start <= runs.back().second) {
+      runs.back().second = std::max(runs.back().second, i.end);
+    } else {
+      runs.emplace_back(i.start, i.end);
+    }
+  }
+  return runs;
+}
+
+// For each step (in `order`, by start), how much of it the runs cover.
+std::vector<long long> covered(const std::vector<std::pair<long long, long long>>& runs,
+                               const std::vector<StepSummary>& steps,
+                               const std::vector<std::size_t>& order) {
+  std::vector<long long> out(steps.size(), 0);
+  std::size_t first = 0;
+  for (const auto& [a, b] : runs) {
+    while (first < order.size() && steps[order[first]].end_ns <= a) ++first;
+    // Steps may overlap (several threads' loops), so every step from `first` on is looked at
+    // until one starts after the run.
+    for (std::size_t i = first; i < order.size() && steps[order[i]].start_ns < b; ++i) {
+      const StepSummary& s = steps[order[i]];
+      const long long overlap = std::min(b, s.end_ns) - std::max(a, s.start_ns);
+      if (overlap > 0) out[order[i]] += overlap;
+    }
+  }
+  return out;
+}
+
+// GPU busy, communication and compute time of each step: unions of the intervals inside the
+// step, on the devices of the step's process (the devices its kernels, copies and sets ran on;
+// every device when the process is unknown or has no GPU activity of its own).
+void add_gpu_time(const Database& db, const std::vector<GpuInterval>& kernels,
+                  std::vector<StepSummary>& steps) {
+  std::vector<GpuInterval> all = kernels;
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
     const auto columns = db.columns(table);
     if (!columns.count("start") || !columns.count("end")) continue;
-    if (!sql.empty()) sql += " UNION ALL ";
-    sql += std::string("SELECT start, end FROM ") + table;
+    const std::string device = columns.count("deviceId") ? "deviceId" : "NULL";
+    const std::string pid = columns.count("globalPid") ? "globalPid" : "NULL";
+    db.scan(table, {"start", "end", device, pid}, "", [&](const analyze::RowValues& r) {
+      all.push_back({r.integer(0), r.integer(1), r.type(2) == SQLITE_NULL ? -1 : r.integer(2),
+                     r.type(3) == SQLITE_NULL ? -1 : r.integer(3), false});
+    });
   }
-  for (StepSummary& s : steps) s.gpu_busy_ns = 0;
-  if (sql.empty() || steps.empty()) return;
-  std::vector<std::size_t> order(steps.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return steps[a].start_ns < steps[b].start_ns; });
-  std::size_t first = 0;
-  const auto add_interval = [&](long long a, long long b) {
-    while (first < order.size() && steps[order[first]].end_ns <= a) ++first;
-    for (std::size_t i = first; i < order.size() && steps[order[i]].start_ns < b; ++i) {
-      StepSummary& s = steps[order[i]];
-      const long long overlap = std::min(b, s.end_ns) - std::max(a, s.start_ns);
-      if (overlap > 0) *s.gpu_busy_ns += overlap;
-    }
-  };
-  Statement rows = db.prepare(sql + " ORDER BY 1");
-  bool have = false;
-  long long run_start = 0;
-  long long run_end = 0;
-  while (rows.step()) {
-    const long long a = rows.integer(0);
-    const long long b = rows.integer(1);
-    if (have && a <= run_end) {
-      run_end = std::max(run_end, b);
-      continue;
-    }
-    if (have) add_interval(run_start, run_end);
-    have = true;
-    run_start = a;
-    run_end = b;
+  for (StepSummary& s : steps) {
+    s.gpu_busy_ns = 0;
+    s.communication_ns = 0;
+    s.compute_ns = 0;
   }
-  if (have) add_interval(run_start, run_end);
+  if (steps.empty()) return;
+  // The devices each process used.
+  std::map<long long, std::set<long long>> devices_of_process;
+  for (const GpuInterval& i : all) {
+    if (i.pid != -1 && i.device != -1) devices_of_process[i.pid].insert(i.device);
+  }
+  // Steps grouped by the device set they are measured on (one group in a one-process report).
+  std::map<std::optional<std::set<long long>>, std::vector<std::size_t>> steps_of_devices;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    std::optional<std::set<long long>> devices;
+    if (steps[i].global_pid) {
+      const auto found = devices_of_process.find(*steps[i].global_pid);
+      if (found != devices_of_process.end()) devices = found->second;
+    }
+    steps_of_devices[devices].push_back(i);
+  }
+  for (auto& [devices, order] : steps_of_devices) {
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return steps[a].start_ns < steps[b].start_ns; });
+    std::vector<GpuInterval> mine;
+    std::vector<GpuInterval> communication;
+    for (const GpuInterval& i : all) {
+      if (devices && !devices->count(i.device)) continue;
+      mine.push_back(i);
+      if (i.communication) communication.push_back(i);
+    }
+    const std::vector<long long> busy = covered(union_runs(std::move(mine)), steps, order);
+    const std::vector<long long> talk = covered(union_runs(std::move(communication)), steps, order);
+    for (std::size_t i : order) {
+      steps[i].gpu_busy_ns = busy[i];
+      steps[i].communication_ns = talk[i];
+      // The communication union lies inside the busy union: the rest of it is compute.
+      steps[i].compute_ns = busy[i] - talk[i];
+    }
+  }
 }
 
 // A table of (name id, duration) rows summarised by name, names from StringIds.
@@ -88,28 +153,118 @@ std::vector<SummaryRow> summarize_named_durations(Statement rows, Strings& strin
   return all;
 }
 
-// Interim: grouped by name only until the kernel summary groups by full name, grid and block.
-std::vector<KernelRow> kernel_summary(const Database& db, Strings& strings, std::size_t keep,
-                                      long long* distinct) {
-  const auto columns = db.columns("CUPTI_ACTIVITY_KIND_KERNEL");
-  std::vector<std::string> name_columns;
-  for (const char* c : {"shortName", "demangledName", "mangledName"}) {
-    if (columns.count(c)) name_columns.push_back(c);
-  }
-  if (!columns.count("start") || !columns.count("end") || name_columns.empty()) return {};
-  std::string name = name_columns.size() == 1 ? name_columns[0] : "COALESCE(";
-  if (name_columns.size() > 1) {
-    for (std::size_t i = 0; i < name_columns.size(); ++i) {
-      name += (i ? ", " : "") + name_columns[i];
+struct KernelKey {
+  long long name_id;
+  long long grid[3];
+  long long block[3];
+  bool operator==(const KernelKey&) const = default;
+};
+struct KernelKeyHash {
+  std::size_t operator()(const KernelKey& k) const {
+    std::size_t h = std::hash<long long>()(k.name_id);
+    for (long long v : {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]}) {
+      h = h * 1000003 ^ std::hash<long long>()(v);
     }
-    name += ")";
+    return h;
   }
+};
+
+std::string dimensions(const long long (&xyz)[3]) {
+  return std::to_string(xyz[0]) + " " + std::to_string(xyz[1]) + " " + std::to_string(xyz[2]);
+}
+
+// One row per kernel name, grid and block, as gpukernsum (2022.4) and cuda_gpu_kern_gb_sum
+// (2023.4): the demangled name (the short name with short_kernel_names, as their `base`
+// option), rows by total time, then instances, name, grid and block (2023.4's order; 2022.4
+// orders by total only). Also hands back every kernel's interval for the per-step GPU time.
+std::vector<KernelRow> kernel_summary(const Database& db, Strings& strings,
+                                      const SummaryOptions& options, long long* distinct,
+                                      std::vector<GpuInterval>& intervals) {
+  const auto columns = db.columns("CUPTI_ACTIVITY_KIND_KERNEL");
+  if (!columns.count("start") || !columns.count("end")) return {};
+  const auto column = [&](const char* c) { return columns.count(c) ? std::string(c) : "NULL"; };
+  std::string name = column("demangledName");
+  if (options.short_kernel_names && columns.count("shortName")) {
+    name = "COALESCE(shortName, " + name + ")";
+  } else if (!columns.count("demangledName")) {
+    name = column("shortName");
+  }
+  GroupedDurations durations;
+  Interner<KernelKey, KernelKeyHash> keys;
+  std::vector<KernelKey> key_list;
+  // Communication or not, per name id: the short name says it best, when there is one.
+  std::unordered_map<long long, bool> communication_of;
+  const std::string short_name = columns.count("shortName") ? "shortName" : name;
+  db.scan(
+      "CUPTI_ACTIVITY_KIND_KERNEL",
+      {"start", "end", name, column("gridX"), column("gridY"), column("gridZ"), column("blockX"),
+       column("blockY"), column("blockZ"), column("deviceId"), short_name, column("globalPid")},
+      "", [&](const analyze::RowValues& r) {
+        const long long start = r.integer(0);
+        const long long end = r.integer(1);
+        KernelKey key{r.type(2) == SQLITE_NULL ? -1 : r.integer(2),
+                      {r.integer(3), r.integer(4), r.integer(5)},
+                      {r.integer(6), r.integer(7), r.integer(8)}};
+        const auto [index, inserted] = keys.add(key);
+        if (inserted) key_list.push_back(key);
+        durations.add(index, end - start);
+        const long long short_id = r.type(10) == SQLITE_NULL ? -1 : r.integer(10);
+        auto talk = communication_of.find(short_id);
+        if (talk == communication_of.end()) {
+          talk = communication_of
+                     .emplace(short_id, is_communication_kernel(strings.get(short_id).value_or("")))
+                     .first;
+        }
+        intervals.push_back({start, end, r.type(9) == SQLITE_NULL ? -1 : r.integer(9),
+                             r.type(11) == SQLITE_NULL ? -1 : r.integer(11), talk->second});
+      });
+  // Keys whose name ids carry the same text are one row, as 2023.4 groups by the text.
+  std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> group_of;
+  std::vector<std::uint32_t> group_of_key;
   std::vector<KernelRow> rows;
-  for (SummaryRow& r : summarize_named_durations(
-           db.prepare("SELECT " + name + ", end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"), strings,
-           keep, distinct)) {
-    rows.push_back({std::move(r.name), "", "", false, r.time_percent, r.stats});
+  for (const KernelKey& key : key_list) {
+    std::string text = strings.get(key.name_id).value_or(std::to_string(key.name_id));
+    std::string grid = dimensions(key.grid);
+    std::string block = dimensions(key.block);
+    const auto [it, inserted] =
+        group_of.try_emplace({text, grid, block}, static_cast<std::uint32_t>(rows.size()));
+    if (inserted) {
+      KernelRow row;
+      row.name = std::move(text);
+      row.grid = std::move(grid);
+      row.block = std::move(block);
+      rows.push_back(std::move(row));
+    }
+    group_of_key.push_back(it->second);
   }
+  const std::vector<DurationStats> stats = durations.finish(group_of_key, rows.size());
+  long long grand_total = 0;
+  for (std::size_t g = 0; g < rows.size(); ++g) {
+    rows[g].stats = stats[g];
+    rows[g].communication = is_communication_kernel(rows[g].name);
+    grand_total += stats[g].total;
+  }
+  for (KernelRow& row : rows) {
+    row.time_percent = grand_total == 0
+                           ? 0
+                           : round_like_sqlite(static_cast<double>(row.stats.total) * 100.0 /
+                                                   static_cast<double>(grand_total),
+                                               1);
+  }
+  const auto dims = [](const std::string& text) {
+    std::array<long long, 3> v{};
+    std::sscanf(text.c_str(), "%lld %lld %lld", &v[0], &v[1], &v[2]);
+    return v;
+  };
+  std::sort(rows.begin(), rows.end(), [&](const KernelRow& a, const KernelRow& b) {
+    if (a.stats.total != b.stats.total) return a.stats.total > b.stats.total;
+    if (a.stats.count != b.stats.count) return a.stats.count < b.stats.count;
+    if (a.name != b.name) return a.name < b.name;
+    if (a.grid != b.grid) return dims(a.grid) < dims(b.grid);
+    return dims(a.block) < dims(b.block);
+  });
+  if (distinct != nullptr) *distinct = static_cast<long long>(rows.size());
+  if (rows.size() > options.top_kernels) rows.resize(options.top_kernels);
   return rows;
 }
 
@@ -123,6 +278,24 @@ std::vector<SummaryRow> osrt_summary(const Database& db, Strings& strings) {
 }
 
 }  // namespace
+
+bool is_communication_kernel(std::string_view name) {
+  if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  // "ns::ncclKernel_..." or a template's arguments: the base name is what follows the last
+  // "::" before any '(' or '<'.
+  const std::size_t args = name.find_first_of("(<");
+  const std::size_t scope = name.substr(0, args).rfind("::");
+  if (scope != std::string_view::npos) name.remove_prefix(scope + 2);
+  const auto starts = [&](std::string_view prefix) {
+    if (name.size() < prefix.size()) return false;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+      const char c = name[i];
+      if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return starts("nccl") || starts("rccl") || starts("msccl");
+}
 
 ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOptions& options) {
   const Database db(sqlite_export);
@@ -143,8 +316,9 @@ ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOpti
     summary.steps = std::move(nvtx->steps);
   }
   if (summary.has_gpu) {
-    summary.kernels = kernel_summary(db, strings, options.top_kernels, &summary.kernel_names);
-    add_gpu_busy(db, summary.steps);
+    std::vector<GpuInterval> kernels;
+    summary.kernels = kernel_summary(db, strings, options, &summary.kernel_names, kernels);
+    add_gpu_time(db, kernels, summary.steps);
   }
   if (summary.has_osrt) summary.osrt = osrt_summary(db, strings);
   return summary;

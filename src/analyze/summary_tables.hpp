@@ -26,8 +26,11 @@ class Strings {
     if (!lookup_) return std::nullopt;
     lookup_->reset();
     lookup_->bind(1, id);
-    if (!lookup_->step()) return std::nullopt;
-    return lookup_->text(0);
+    std::optional<std::string> value;
+    if (lookup_->step()) value = lookup_->text(0);
+    // Left active, the statement would keep a later scan from registering its row function.
+    lookup_->reset();
+    return value;
   }
 
  private:

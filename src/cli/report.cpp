@@ -33,6 +33,7 @@ struct ReportOptions {
   std::string jobs;  // empty: one per CPU
   std::string cache_dir;
   bool quiet = false;
+  bool short_kernel_names = false;
 };
 
 double parse_percent(const std::string& text) {
@@ -89,6 +90,7 @@ int run_report(const ReportOptions& options) {
   request.summary = {
       StepNamePattern(options.step_name, "--step-name"),
       static_cast<std::size_t>(parse_whole_number(options.top_kernels, "--top", 0, 1'000'000))};
+  request.summary.short_kernel_names = options.short_kernel_names;
   request.jobs = options.jobs.empty()
                      ? 0u
                      : static_cast<unsigned>(parse_whole_number(options.jobs, "--jobs", 1, 1024));
@@ -140,10 +142,12 @@ Action add_report(CLI::App& app) {
       "Per process: identity (worker, rank, node, PID, window from the manifest 'nsel exec'\n"
       "wrote beside the report, <stem>.nsel.json, or the file name), the\n"
       "duration of every step (NVTX ranges named by --step-name), the NVTX range summary with\n"
-      "the columns of 'nsys stats -r nvtxppsum', top CUDA kernels and GPU busy/idle time per\n"
-      "step when the report has GPU data, and the OS runtime summary. Across processes: step\n"
-      "time by worker, the slowest worker per step, stragglers, and the share of each step\n"
-      "spent in each top-level NVTX range.\n\n"
+      "the columns of 'nsys stats -r nvtxppsum', top CUDA kernels (one row per full name, grid\n"
+      "and block, as 'nsys stats -r gpukernsum') and, per step, GPU busy, idle, communication\n"
+      "(NCCL and the like) and compute time when the report has GPU data, and the OS runtime\n"
+      "summary. Across processes: step time by worker, the slowest worker per step,\n"
+      "stragglers, the time each worker waited in communication kernels per step, and the\n"
+      "share of each step spent in each top-level NVTX range.\n\n"
       "Exit code 0; 1 when a report could not be read (the others are still summarised);\n"
       "2 for bad options.\n\n"
       "Examples:\n"
@@ -169,6 +173,9 @@ Action add_report(CLI::App& app) {
   sub->add_option("--top", options->top_kernels, "CUDA kernels listed per process")
       ->capture_default_str()
       ->type_name("N");
+  sub->add_flag("--short-kernel-names", options->short_kernel_names,
+                "group kernels by their short name (and grid, block) rather than the full "
+                "demangled name, as 'nsys stats -r gpukernsum:base'");
   sub->add_option(
          "-j,--jobs", options->jobs,
          "reports read at once (default: one per CPU); with fewer reports than that, each is "

@@ -173,14 +173,23 @@ TEST(GpuStandIn, KernelSummaryAndGpuBusyPerStep) {
   EXPECT_EQ(s.steps[1].gpu_busy_ns, 600);
   ASSERT_EQ(s.kernels.size(), 2u);
   EXPECT_EQ(s.kernel_names, 2);
-  EXPECT_EQ(s.kernels[0].name, "gemm");
+  // Full names by default, as gpukernsum; grid and block all 0 here (no values in the rows).
+  EXPECT_EQ(s.kernels[0].name, "void gemm_kernel<float>(float*)");
+  EXPECT_EQ(s.kernels[0].grid, "0 0 0");
+  EXPECT_FALSE(s.kernels[0].communication);
   EXPECT_EQ(s.kernels[0].stats.count, 3);
   EXPECT_EQ(s.kernels[0].stats.total, 800);
   EXPECT_EQ(s.kernels[0].stats.median, 200);
   EXPECT_EQ(nsel::round_like_sqlite(s.kernels[0].stats.stddev, 1), 115.5);
   EXPECT_EQ(s.kernels[0].time_percent, 76.2);
-  EXPECT_EQ(s.kernels[1].name, "relu");
+  EXPECT_EQ(s.kernels[1].name, "void relu_kernel(float*)");
   EXPECT_EQ(s.kernels[1].stats.median, 125);
+  nsel::SummaryOptions short_names{nsel::StepNamePattern(), 10};
+  short_names.short_kernel_names = true;
+  const nsel::ProcessSummary by_short = nsel::summarize_export(db, short_names);
+  ASSERT_EQ(by_short.kernels.size(), 2u);
+  EXPECT_EQ(by_short.kernels[0].name, "gemm");
+  EXPECT_EQ(by_short.kernels[1].name, "relu");
   EXPECT_EQ(s.kernels[1].time_percent, 23.8);
 
   const nsel::ProcessSummary top1 = nsel::summarize_export(db, {nsel::StepNamePattern(), 1});
@@ -192,7 +201,7 @@ TEST(GpuStandIn, KernelSummaryAndGpuBusyPerStep) {
   set.comparison = nsel::compare_steps(set.processes, 10);
   const std::string text = nsel::render_text(set);
   EXPECT_NE(text.find("GPU busy (ms)"), std::string::npos) << text;
-  EXPECT_NE(text.find("CUDA kernels (top 2 of 2 by total time)"), std::string::npos) << text;
+  EXPECT_NE(text.find("CUDA kernels (top 2 of 2 rows by total time"), std::string::npos) << text;
   const auto json = nsel::render_json(set);
   EXPECT_EQ(json["processes"][0]["steps"][1]["gpu_idle_ns"], 900);
   fs::remove_all(dir);
@@ -267,8 +276,14 @@ TEST(CompareSteps, SlowestAndStragglersAgainstTheMedian) {
     processes[p].identity.worker = "w" + std::to_string(p);
     for (int s = 0; s < 2; ++s) {
       if (times[p][s] == 0) continue;  // w3 has no step 2
-      processes[p].steps.push_back(
-          {s + 1, 1000, 1000 + times[p][s], {}, std::nullopt, std::nullopt, std::nullopt});
+      processes[p].steps.push_back({s + 1,
+                                    1000,
+                                    1000 + times[p][s],
+                                    {},
+                                    std::nullopt,
+                                    std::nullopt,
+                                    std::nullopt,
+                                    std::nullopt});
     }
   }
   const nsel::StepComparison c = nsel::compare_steps(processes, 10);

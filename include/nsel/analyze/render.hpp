@@ -29,8 +29,8 @@ nlohmann::json render_json(const ReportSet& set);
 std::string render_html(const ReportSet& set);
 
 // Writes processes.csv, steps.csv, step_by_worker.csv, stragglers.csv, step_ranges.csv,
-// nvtx.csv, kernels.csv, osrt.csv and failures.csv into `dir` (created). Each file is written
-// under a temporary name and renamed. Returns the files written.
+// nvtx.csv, kernels.csv, communication_wait.csv, osrt.csv and failures.csv into `dir` (created).
+// Each file is written under a temporary name and renamed. Returns the files written.
 std::vector<std::filesystem::path> write_csv(const ReportSet& set,
                                              const std::filesystem::path& dir);
 

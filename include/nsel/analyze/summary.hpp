@@ -63,6 +63,11 @@ struct KernelRow {
   DurationStats stats;
 };
 
+// A kernel of a collective or point-to-point communication library: its name (a leading "void "
+// and namespaces aside) begins with "nccl" (NCCL: ncclKernel_*, ncclDevKernel_*), "rccl" (AMD's
+// RCCL) or "msccl" (MSCCL, MSCCL++), in any case.
+bool is_communication_kernel(std::string_view name);
+
 struct RangeShare {
   // A top-level range inside the step (a direct child on the step's thread). A name that carries
   // the step's own number is grouped under its pattern: "data copy in 5" in step 5 is
@@ -85,10 +90,14 @@ struct StepSummary {
     if (!gpu_busy_ns) return std::nullopt;
     return duration_ns() - *gpu_busy_ns;
   }
-  // Of the busy time: the union of communication kernels' intervals (NCCL and the like), and of
-  // everything else (compute, copies, sets) that is not also communication.
+  // Of the busy time: the union of communication kernels' intervals (is_communication_kernel)
+  // inside the step, and the rest of the busy time: every other kernel, copy and set where no
+  // communication kernel runs at the same time. communication + compute = busy.
   std::optional<long long> communication_ns;
   std::optional<long long> compute_ns;
+  // The process of the thread that pushed the step range (its globalTid's process part, as the
+  // globalPid of GPU activity), when the export has threads.
+  std::optional<long long> global_pid;
 };
 
 struct SummaryOptions {
