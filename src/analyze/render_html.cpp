@@ -570,7 +570,8 @@ constexpr const char* kScript = R"(
           el('rect', {'class': 'busy', 'data-worker': p.label, 'data-step': D.steps[i], x: n2(x[i]),
                       y: sy, width: n2(bw * busy / d), height: STRIP}, cell);
           if (comm !== null && comm > 0) {
-            el('rect', {'class': 'comm', x: n2(x[i] + bw * (busy - comm) / d), y: sy,
+            el('rect', {'class': 'comm', 'data-worker': p.label, 'data-step': D.steps[i],
+                        x: n2(x[i] + bw * (busy - comm) / d), y: sy,
                         width: n2(bw * comm / d), height: STRIP}, cell);
           }
         }
@@ -587,12 +588,14 @@ constexpr const char* kScript = R"(
     var size = function (e) { var b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; };
     var drawnBars = Array.prototype.filter.call(bars, size);
     var drawnStrips = Array.prototype.filter.call(strips, size);
+    var comms = Array.prototype.filter.call(svg.querySelectorAll('rect.comm[data-step]'), size);
     var boxes = Array.prototype.map.call(heads, function (t) {
       var b = t.getBoundingClientRect();
       return b.left.toFixed(1) + ' ' + b.right.toFixed(1);
     });
     drawnBars.forEach(function (r) { r.setAttribute('data-drawn', 'yes'); });
     drawnStrips.forEach(function (r) { r.setAttribute('data-drawn', 'yes'); });
+    comms.forEach(function (r) { r.setAttribute('data-drawn', 'yes'); });
     heads.forEach(function (t, i) { t.setAttribute('data-box', boxes[i]); });
     document.body.setAttribute('data-drawn-bars', String(drawnBars.length));
     document.body.setAttribute('data-drawn-strips', String(drawnStrips.length));

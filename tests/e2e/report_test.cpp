@@ -391,6 +391,7 @@ struct DrawnPage {
   std::string dom;
   std::map<std::pair<std::string, int>, double> bars;    // (worker, step): width drawn
   std::map<std::pair<std::string, int>, double> strips;  // (worker, step): GPU busy width drawn
+  std::map<std::pair<std::string, int>, double> comms;   // (worker, step): communication width
   std::vector<std::pair<double, double>> headers;        // left and right, in page order
   std::vector<std::string> legend;                       // entries as written
   std::map<std::string, bool> labels;                    // full label (tooltip): cut short?
@@ -430,6 +431,11 @@ DrawnPage draw_in_chromium(const fs::path& page, const std::string& window_size,
   for (const std::string& t : tags(d.dom, "<rect class=\"busy\" data-worker=")) {
     if (attribute(t, "data-drawn") != "yes") continue;
     d.strips[{attribute(t, "data-worker"), std::stoi(attribute(t, "data-step"))}] =
+        std::stod(attribute(t, "width"));
+  }
+  for (const std::string& t : tags(d.dom, "<rect class=\"comm\" data-worker=")) {
+    if (attribute(t, "data-drawn") != "yes") continue;
+    d.comms[{attribute(t, "data-worker"), std::stoi(attribute(t, "data-step"))}] =
         std::stod(attribute(t, "width"));
   }
   for (const std::string& t : tags(d.dom, "<text class=\"stephead\"")) {
@@ -519,9 +525,10 @@ TEST(Report, HtmlPageDrawsEveryWorkerAndStepInHeadlessChromium) {
 }
 
 // 16 processes of 59 steps each, made of the real 4-GPU DDP captures (A100, NCCL), under 16
-// names: every bar and GPU strip drawn, strips as long as the GPU was busy, headers apart at two
-// window sizes and zoomed in, long labels cut but whole in their tooltips, a legend of three
-// grouped names, and the per-step GPU medians equal to those of the processes' own numbers.
+// names: every bar and GPU strip drawn, strips as long as the GPU was busy and communicated,
+// headers apart at two window sizes and zoomed in, long labels cut but whole in their tooltips, a
+// legend of three grouped names, and the per-step GPU medians equal to those of the processes' own
+// numbers.
 TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
   const fs::path captures = fs::path(NSEL_SOURCE_DIR) / "../shared/gpu-reports/nersc-sc22-ddp";
   if (!fs::exists(captures / "exports")) {
@@ -558,6 +565,8 @@ TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
   // What each process's numbers say: steps, GPU busy share, total per grouped range name.
   std::map<std::pair<std::string, int>, double> busy_share;
   std::map<int, std::vector<double>> busy_by_step;
+  std::map<std::pair<std::string, int>, double> communication_share;
+  std::map<int, std::vector<double>> communication_by_step;
   std::map<std::string, long long> totals;
   for (const json& p : out["processes"]) {
     for (const json& s : p["steps"]) {
@@ -565,6 +574,12 @@ TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
       const double share = s["gpu_busy_ns"].get<double>() / s["duration_ns"].get<double>();
       busy_share[{p["label"], s["step"].get<int>()}] = share;
       busy_by_step[s["step"].get<int>()].push_back(share);
+      // The NCCL all-reduce kernels of every step: its communication share.
+      ASSERT_FALSE(s["communication_ns"].is_null());
+      const double communication =
+          s["communication_ns"].get<double>() / s["duration_ns"].get<double>();
+      communication_share[{p["label"], s["step"].get<int>()}] = communication;
+      communication_by_step[s["step"].get<int>()].push_back(communication);
       for (const json& t : s["top_level_ranges"]) {
         std::string name = t["range"];
         if (name.rfind("data copy in ", 0) == 0) name = "data copy in {n}";
@@ -581,15 +596,19 @@ TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
   EXPECT_EQ(std::set<std::string>(legend.begin(), legend.end()),
             (std::set<std::string>{"forward", "optimizer", "data copy in {n}"}));
 
-  // The per-step table: the median across processes of each one's busy share, as printed.
-  for (const auto& [step, shares] : busy_by_step) {
-    std::vector<double> v = shares;
+  // The per-step table: the medians across processes of each one's busy and communication
+  // shares, as printed.
+  const auto median_of = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    const double median =
-        v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2.0;
-    char cell[64];
-    std::snprintf(cell, sizeof cell, "<tr><td>%d</td><td>[0-9.]+</td><td>%.1f</td><td>%.1f</td>",
-                  step, 100.0 * median, 100.0 - 100.0 * median);
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2.0;
+  };
+  for (const auto& [step, shares] : busy_by_step) {
+    const double busy = median_of(shares);
+    const double communication = median_of(communication_by_step.at(step));
+    char cell[128];
+    std::snprintf(cell, sizeof cell,
+                  "<tr><td>%d</td><td>[0-9.]+</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>", step,
+                  100.0 * busy, 100.0 - 100.0 * busy, 100.0 * communication);
     EXPECT_TRUE(std::regex_search(html, std::regex(cell))) << "step " << step << ": " << cell;
   }
 
@@ -604,6 +623,9 @@ TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
     for (const auto& [key, width] : d.bars) {
       ASSERT_EQ(d.strips.count(key), 1u) << where << " " << key.first << " step " << key.second;
       EXPECT_NEAR(d.strips.at(key) / width, busy_share.at(key), 0.005)
+          << where << " " << key.first << " step " << key.second;
+      ASSERT_EQ(d.comms.count(key), 1u) << where << " " << key.first << " step " << key.second;
+      EXPECT_NEAR(d.comms.at(key) / width, communication_share.at(key), 0.005)
           << where << " " << key.first << " step " << key.second;
     }
     expect_headers_apart(d, where);
