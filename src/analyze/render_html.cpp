@@ -510,6 +510,7 @@ constexpr const char* kScript = R"(
   }
 
   function draw() {
+    var began = performance.now();
     w = widths(k); x = [];
     var at = PAD;
     for (var i = 0; i < S; i++) { x.push(at); at += w[i] + GAP; }
@@ -548,22 +549,23 @@ constexpr const char* kScript = R"(
         var i = c[0], d = c[1], busy = c[2], comm = c[3], wait = c[4], sh = c[6];
         var bw = w[i] * d / D.slowest[i];
         var cell = el('g', {'class': c[5] ? 'cell straggler' : 'cell'}, g);
-        var bar = el('rect', {'class': 'stepbar', 'data-worker': p.label, 'data-step': D.steps[i],
-                              x: n2(x[i]), y: y, width: n2(bw), height: BAR}, cell);
+        el('rect', {'class': 'stepbar', 'data-worker': p.label, 'data-step': D.steps[i],
+                    x: n2(x[i]), y: y, width: n2(bw), height: BAR}, cell);
+        // One tooltip for the whole cell (its bar, ranges and strip): fewer nodes, faster zoom.
         var text = p.label + ', step ' + D.steps[i] + ': ' + ms(d) + ' (median ' + ms(D.median[i]) + ')';
-        if (busy !== null) text += '; GPU busy ' + ms(busy) + ' (' + pct(busy / d) + '), idle ' + ms(d - busy);
-        if (comm !== null) text += '; communication ' + ms(comm) + ' (' + pct(comm / d) + ')';
+        if (c[5]) text += ', straggler';
+        if (busy !== null) text += '\nGPU busy ' + ms(busy) + ' (' + pct(busy / d) + '), idle ' + ms(d - busy);
+        if (comm !== null) text += '\ncommunication ' + ms(comm) + ' (' + pct(comm / d) + ')';
         if (wait !== null) text += ', of it waiting ' + ms(wait);
-        if (c[5]) text += '; straggler';
-        tip(bar, text);
         var sx = x[i];
         for (var j = 0; j + 1 < sh.length; j += 2) {
           var rw = bw * sh[j + 1] / d;
-          tip(el('rect', {'class': 'share', x: n2(sx), y: y + INSET, width: n2(rw), height: BAR - 2 * INSET,
-                          fill: D.colours[sh[j]]}, cell),
-              D.names[sh[j]] + ': ' + ms(sh[j + 1]) + ' (' + pct(sh[j + 1] / d) + ' of the step)');
+          el('rect', {'class': 'share', x: n2(sx), y: y + INSET, width: n2(rw), height: BAR - 2 * INSET,
+                      fill: D.colours[sh[j]]}, cell);
+          text += '\n' + D.names[sh[j]] + ': ' + ms(sh[j + 1]) + ' (' + pct(sh[j + 1] / d) + ')';
           sx += rw;
         }
+        tip(cell, text);
         if (busy !== null) {
           var sy = y + BAR + 1;
           el('rect', {'class': 'idle', x: n2(x[i]), y: sy, width: n2(bw), height: STRIP}, cell);
@@ -580,6 +582,8 @@ constexpr const char* kScript = R"(
     svg.appendChild(g);
     zoomText.textContent = 'zoom ' + (k / kFit).toFixed(1) + 'x of fit';
     mark();
+    // How long one drawing took, layout included: zooming redraws, so it must stay short.
+    document.body.setAttribute('data-draw-ms', (performance.now() - began).toFixed(0));
   }
 
   function mark() {
