@@ -322,7 +322,8 @@ void timeline(std::ostringstream& out, const ReportSet& set, const RangeNames& n
   out << "<div id=timeline class=tl>\n<div class=tl-controls>"
       << "<button type=button data-zoom=out title='zoom out'>&minus;</button>"
       << "<button type=button data-zoom=in title='zoom in'>+</button>"
-      << "<button type=button data-zoom=fit title='the whole run in the width'>fit</button>"
+      << "<button type=button data-zoom=fit title='every step in the width, or columns at their "
+         "least width (12 px) when they do not fit'>fit</button>"
       << "<span class=note id=zoomtext></span><span class=note>ctrl + wheel zooms at the "
          "pointer; scroll sideways for more steps</span></div>\n"
       << "<div class=tl-body><div class=tl-labels><div class=tl-head style='height:" << top
