@@ -344,9 +344,15 @@ void timeline(std::ostringstream& out, const ReportSet& set, const RangeNames& n
          "its slowest worker's column, split into its top-level ranges "
       << "<i class=sw style='outline:2px solid #b3261e'></i>straggler";
   if (any_gpu) {
+    bool communicated = false;
+    for (const ProcessSummary& p : set.processes) {
+      for (const StepSummary& s : p.steps) {
+        communicated = communicated || s.communication_ns.value_or(0) > 0;
+      }
+    }
     out << "<br>strip under the bar: GPU <i class=sw style='background:#455a64'></i>busy "
-           "<i class=sw style='background:#d81b60'></i>of it communication "
-           "<i class=sw style='background:#e3e6ea'></i>idle";
+        << (communicated ? "<i class=sw style='background:#d81b60'></i>of it communication " : "")
+        << "<i class=sw style='background:#e3e6ea'></i>idle";
   }
   out << "</p>\n</div>\n";
   // '<' written as its JSON escape, so no name can end the script element early.
@@ -395,11 +401,18 @@ void gpu_table(std::ostringstream& out, const ReportSet& set,
   bool any_wait = false;
   for (const GpuMedians& g : medians) {
     any_busy = any_busy || g.busy.has_value();
-    any_communication = any_communication || g.communication.has_value();
     any_wait = any_wait || g.wait_ns.has_value();
+  }
+  // Communication columns only where some process communicated: a job without NCCL gets no
+  // column of zeros.
+  for (const ProcessSummary& p : set.processes) {
+    for (const StepSummary& s : p.steps) {
+      any_communication = any_communication || s.communication_ns.value_or(0) > 0;
+    }
   }
   if (!any_busy) return;
   std::vector<std::string> header = {"step", "median step (ms)", "GPU busy (%)", "GPU idle (%)"};
+  any_wait = any_wait && any_communication;
   if (any_communication) header.push_back("communication (%)");
   if (any_wait) header.push_back("communication wait (ms)");
   std::vector<std::vector<std::string>> rows;
@@ -714,7 +727,9 @@ std::string render_html(const ReportSet& set) {
         << (id.window ? id.window->text() : "-") << "<br>" << escape(p.report.string()) << "</p>\n";
     if (!p.steps.empty()) {
       bool communication = false;
-      for (const StepSummary& s : p.steps) communication = communication || s.communication_ns;
+      for (const StepSummary& s : p.steps) {
+        communication = communication || s.communication_ns.value_or(0) > 0;
+      }
       std::vector<std::vector<std::string>> rows;
       for (const StepSummary& s : p.steps) {
         std::string shares;

@@ -136,6 +136,22 @@ TEST(RenderHtml, GpuPerStepTableGivesMediansAcrossProcessesWithCommunication) {
             std::string::npos);
   // Each process's strip: busy and communication in ns, and its wait.
   EXPECT_NE(page_data(html).find("[0,1000,800,200,100000,0,[0,600]]"), std::string::npos);
+  // GPU work without communication kernels: no communication columns of zeros.
+  nsel::ProcessSummary alone = process("w", 2);
+  alone.has_gpu = true;
+  nsel::StepSummary quiet = step(1, 1000, {{"forward", 600}});
+  quiet.gpu_busy_ns = 700;
+  quiet.communication_ns = 0;
+  quiet.compute_ns = 700;
+  alone.steps.push_back(quiet);
+  nsel::ReportSet computing = finish({alone});
+  computing.comparison.steps[0].communication_wait_ns = {0};
+  const std::string no_communication = nsel::render_html(computing);
+  EXPECT_NE(no_communication.find("<tr><td>1</td><td>0.001</td><td>70.0</td><td>30.0</td></tr>"),
+            std::string::npos);
+  EXPECT_EQ(no_communication.find("communication (%)"), std::string::npos);
+  EXPECT_EQ(no_communication.find("communication (ms)"), std::string::npos);
+  EXPECT_EQ(no_communication.find("communication wait"), std::string::npos);
   // Without GPU data: no table and no band.
   nsel::ProcessSummary cpu = process("w", 1);
   cpu.steps.push_back(step(1, 1000, {{"forward", 600}}));
