@@ -649,5 +649,50 @@ TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
   EXPECT_GT(zoomed.svg_width, 5.0 * wide.svg_width);
   EXPECT_GT(zoomed.headers.size(), wide.headers.size());
   EXPECT_EQ(zoomed.headers.size(), 59u);
+
+  // The controls, used as a reader would: a copy of the page with a script that presses +,
+  // then - twice, turns the wheel with ctrl held over the timeline, and presses fit, noting the
+  // timeline's width after each (the wheel's zoom is drawn at the next frame).
+  const std::string probe = R"(<script>
+(function () {
+  var svg = document.getElementById('plot'), box = document.querySelector('#timeline .tl-scroll');
+  var press = function (how) { document.querySelector('button[data-zoom=' + how + ']').click(); };
+  var seen = [svg.getAttribute('width')];
+  press('in'); seen.push(svg.getAttribute('width'));
+  press('out'); press('out'); seen.push(svg.getAttribute('width'));
+  var r = box.getBoundingClientRect();
+  box.dispatchEvent(new WheelEvent('wheel', {ctrlKey: true, deltaY: -500, clientX: r.left + 300,
+                                             clientY: r.top + 50, bubbles: true, cancelable: true}));
+  setTimeout(function () {
+    seen.push(svg.getAttribute('width'), String(Math.round(box.scrollLeft)));
+    press('fit'); seen.push(svg.getAttribute('width'));
+    document.body.setAttribute('data-probe', seen.join(' '));
+  }, 500);
+})();
+</script>
+</body>)";
+  std::string probed = html;
+  probed.replace(probed.rfind("</body>"), 7, probe);
+  const fs::path probe_page = dir / "probe.html";
+  {
+    std::ofstream o(probe_page);
+    o << probed;
+  }
+  const auto used =
+      run({"chromium", "--headless", "--no-sandbox", "--disable-gpu",
+           "--user-data-dir=" + (dir / "profile").string(), "--window-size=1600,1000",
+           "--virtual-time-budget=5000", "--dump-dom", "file://" + probe_page.string()},
+          {});
+  ASSERT_EQ(used.exit_code, 0) << used.err;
+  std::istringstream widths(attribute(tags(used.out, "<body").at(0), "data-probe"));
+  double at_fit = 0, plus = 0, minus_twice = 0, wheel = 0, scrolled = 0, fit_again = 0;
+  widths >> at_fit >> plus >> minus_twice >> wheel >> scrolled >> fit_again;
+  ASSERT_FALSE(widths.fail()) << "the probe did not finish: " << widths.str();
+  EXPECT_EQ(at_fit, wide.svg_width);
+  EXPECT_GT(plus, 1.3 * at_fit);   // + widens the columns by half (short ones less)
+  EXPECT_EQ(minus_twice, at_fit);  // - stops at fit
+  EXPECT_GT(wheel, 2.0 * at_fit);  // ctrl + wheel zooms in
+  EXPECT_GT(scrolled, 0);          // ... at the pointer, so the box scrolled
+  EXPECT_EQ(fit_again, at_fit);    // fit brings it back
   fs::remove_all(dir);
 }
