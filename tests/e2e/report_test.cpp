@@ -5,7 +5,9 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -382,43 +384,315 @@ TEST(Report, BadOptionsAreOneLineWithExitCodeTwo) {
   fs::remove_all(empty);
 }
 
+// What headless Chromium laid out, read from the DOM it dumps once the page's script has drawn
+// the timeline: the step bars and GPU strips that got a size, the box of every step header,
+// the legend, the worker labels, and the widths of the timeline's box and of the page.
+struct DrawnPage {
+  std::string dom;
+  std::map<std::pair<std::string, int>, double> bars;    // (worker, step): width drawn
+  std::map<std::pair<std::string, int>, double> strips;  // (worker, step): GPU busy width drawn
+  std::map<std::pair<std::string, int>, double> comms;   // (worker, step): communication width
+  std::vector<std::pair<double, double>> headers;        // left and right, in page order
+  std::vector<std::string> legend;                       // entries as written
+  std::map<std::string, bool> labels;                    // full label (tooltip): cut short?
+  double svg_width = 0;
+  long long box_scroll_width = 0, box_width = 0, page_width = 0, window_width = 0;
+};
+
+std::string attribute(const std::string& tag, const std::string& name) {
+  const std::regex pattern(" " + name + "=\"([^\"]*)\"");
+  std::smatch m;
+  return std::regex_search(tag, m, pattern) ? m[1].str() : std::string();
+}
+
+std::vector<std::string> tags(const std::string& dom, const std::string& start) {
+  std::vector<std::string> out;
+  for (std::size_t at = dom.find(start); at != std::string::npos; at = dom.find(start, at + 1)) {
+    out.push_back(dom.substr(at, dom.find('>', at) - at + 1));
+  }
+  return out;
+}
+
+DrawnPage draw_in_chromium(const fs::path& page, const std::string& window_size,
+                           const std::string& fragment, const fs::path& profile) {
+  const auto browser = run({"chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                            "--user-data-dir=" + profile.string(), "--window-size=" + window_size,
+                            "--dump-dom", "file://" + page.string() + fragment},
+                           {});
+  EXPECT_EQ(browser.exit_code, 0) << "Debian's chromium is needed (scripts/setup.d): "
+                                  << browser.err;
+  DrawnPage d;
+  d.dom = browser.out;
+  for (const std::string& t : tags(d.dom, "<rect class=\"stepbar\"")) {
+    if (attribute(t, "data-drawn") != "yes") continue;
+    d.bars[{attribute(t, "data-worker"), std::stoi(attribute(t, "data-step"))}] =
+        std::stod(attribute(t, "width"));
+  }
+  for (const std::string& t : tags(d.dom, "<rect class=\"busy\" data-worker=")) {
+    if (attribute(t, "data-drawn") != "yes") continue;
+    d.strips[{attribute(t, "data-worker"), std::stoi(attribute(t, "data-step"))}] =
+        std::stod(attribute(t, "width"));
+  }
+  for (const std::string& t : tags(d.dom, "<rect class=\"comm\" data-worker=")) {
+    if (attribute(t, "data-drawn") != "yes") continue;
+    d.comms[{attribute(t, "data-worker"), std::stoi(attribute(t, "data-step"))}] =
+        std::stod(attribute(t, "width"));
+  }
+  for (const std::string& t : tags(d.dom, "<text class=\"stephead\"")) {
+    std::istringstream box(attribute(t, "data-box"));
+    double left = 0, right = 0;
+    box >> left >> right;
+    d.headers.emplace_back(left, right);
+  }
+  const std::regex entry(
+      "<span class=\"entry[^\"]*\" title=\"[^\"]*\"><i [^>]*></i>([^<]*)</span>");
+  for (auto it = std::sregex_iterator(d.dom.begin(), d.dom.end(), entry);
+       it != std::sregex_iterator(); ++it) {
+    d.legend.push_back((*it)[1]);
+  }
+  for (const std::string& t : tags(d.dom, "<div class=\"wl\" title=")) {
+    d.labels[attribute(t, "title")] = attribute(t, "data-cut") == "yes";
+  }
+  for (const std::string& t : tags(d.dom, "<svg id=\"plot\"")) {
+    d.svg_width = std::stod(attribute(t, "width"));
+  }
+  std::istringstream box(attribute(tags(d.dom, "<div class=\"tl-scroll\"").at(0), "data-widths"));
+  box >> d.box_scroll_width >> d.box_width;
+  std::istringstream body(attribute(tags(d.dom, "<body").at(0), "data-page"));
+  body >> d.page_width >> d.window_width;
+  return d;
+}
+
+// No two step headers the browser laid out overlap (they are drawn left to right).
+void expect_headers_apart(const DrawnPage& d, const std::string& where) {
+  ASSERT_FALSE(d.headers.empty()) << where;
+  for (std::size_t i = 1; i < d.headers.size(); ++i) {
+    EXPECT_LT(d.headers[i - 1].second, d.headers[i].first)
+        << where << ": step headers " << i - 1 << " and " << i << " overlap";
+  }
+}
+
+std::string read_file(const fs::path& file) {
+  std::ifstream in(file);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 TEST(Report, HtmlPageDrawsEveryWorkerAndStepInHeadlessChromium) {
   const fs::path dir = nsel::test::make_temp_dir("report-html");
   const fs::path page = dir / "report.html";
   const auto r = run({kNsel, "report", "-q", "--html", page.string(), fixture->dir.string()}, {});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(page);
-  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string html = read_file(page);
   // Self-contained: nothing is fetched from anywhere.
   EXPECT_EQ(html.find(" src="), std::string::npos);
   EXPECT_EQ(html.find("<link"), std::string::npos);
   EXPECT_EQ(html.find("@import"), std::string::npos);
 
-  const auto browser = run(
-      {"chromium", "--headless", "--no-sandbox", "--disable-gpu",
-       "--user-data-dir=" + (dir / "profile").string(), "--dump-dom", "file://" + page.string()},
-      {});
-  ASSERT_EQ(browser.exit_code, 0) << "Debian's chromium is needed (scripts/setup.d): "
-                                  << browser.err;
-  const std::string& dom = browser.out;
-  // Every (worker, step) bar laid out by the browser with a real size.
-  std::set<std::pair<std::string, int>> drawn;
-  const std::regex bar(
-      "<rect class=\"stepbar\" data-worker=\"([^\"]+)\" data-step=\"([0-9]+)\"[^>]*"
-      "data-drawn=\"yes\"");
-  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), bar); it != std::sregex_iterator();
-       ++it) {
-    drawn.emplace((*it)[1], std::stoi((*it)[2]));
-  }
+  const DrawnPage d = draw_in_chromium(page, "1280,900", "", dir / "profile");
   const json out = report_json({fixture->dir.string()});
   std::set<std::pair<std::string, int>> expected;
+  std::map<std::string, long long> range_totals;
   for (const json& p : out["processes"]) {
-    for (const json& s : p["steps"]) expected.emplace(p["label"], s["step"].get<int>());
-    // The worker's name is drawn beside its bars.
-    EXPECT_NE(dom.find(">" + p["label"].get<std::string>() + "</text>"), std::string::npos);
+    for (const json& s : p["steps"]) {
+      expected.emplace(p["label"], s["step"].get<int>());
+      for (const json& t : s["top_level_ranges"])
+        range_totals[t["range"]] += t["ns"].get<long long>();
+    }
+    // The worker's name is beside its bars, whole in its tooltip.
+    EXPECT_EQ(d.labels.count(p["label"].get<std::string>()), 1u) << p["label"];
   }
-  EXPECT_EQ(expected.size(), 12u);
+  // Every (worker, step) bar laid out by the browser with a real size.
+  std::string counts;
+  for (const json& p : out["processes"]) {
+    counts += p["label"].get<std::string>() + ": " + std::to_string(p["steps"].size()) + " steps; ";
+  }
+  EXPECT_EQ(expected.size(), 12u) << counts;
+  std::set<std::pair<std::string, int>> drawn;
+  for (const auto& [key, width] : d.bars) drawn.insert(key);
   EXPECT_EQ(drawn, expected);
-  EXPECT_NE(dom.find("data-drawn-bars=\"12\""), std::string::npos);
+  EXPECT_NE(d.dom.find("data-drawn-bars=\"12\""), std::string::npos);
+  expect_headers_apart(d, "1280x900");
+  // The legend: each top-level range name once, the longest in total first; no GPU, no strips.
+  std::vector<std::pair<std::string, long long>> order(range_totals.begin(), range_totals.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> legend;
+  for (const auto& [name, total] : order) legend.push_back(name);
+  EXPECT_EQ(d.legend, legend);
+  EXPECT_TRUE(d.strips.empty());
+  EXPECT_EQ(html.find("GPU per step"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// 16 processes of 59 steps each, made of the real 4-GPU DDP captures (A100, NCCL), under 16
+// names: every bar and GPU strip drawn, strips as long as the GPU was busy and communicated,
+// headers apart at two window sizes and zoomed in, long labels cut but whole in their tooltips, a
+// legend of three grouped names, and the per-step GPU medians equal to those of the processes' own
+// numbers.
+TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
+  const fs::path captures = fs::path(NSEL_SOURCE_DIR) / "../shared/gpu-reports/nersc-sc22-ddp";
+  if (!fs::exists(captures / "exports")) {
+    GTEST_SKIP() << "the real GPU captures are not here: " << captures;
+  }
+  const fs::path dir = nsel::test::make_temp_dir("report-html-sc22");
+  // The exports unpacked here, never beside the shared originals.
+  const std::vector<std::string> runs = {"4gpu_baseline", "4gpu_nobroadcast",
+                                         "4gpu_bucketcap100mb"};
+  for (const std::string& name : runs) {
+    const auto xz = run({"sh", "-c", "xz -dkc \"$0\" > \"$1\"",
+                         (captures / "exports" / (name + ".nsys2022.4.sqlite.xz")).string(),
+                         (dir / (name + ".sqlite")).string()},
+                        {});
+    ASSERT_EQ(xz.exit_code, 0) << xz.err;
+  }
+  // 16 processes (12 policy workers, 4 with a name too long for the label column), each one
+  // of the three runs under a file name of its own (hard links: one copy on disk each).
+  const fs::path set = dir / "set";
+  fs::create_directories(set);
+  for (int i = 0; i < 16; ++i) {
+    const std::string worker = i < 12 ? "dtensor_policy_worker" : "vllm_async_generation_worker";
+    fs::create_hard_link(dir / (runs[i % 3] + ".sqlite"),
+                         set / (worker + "_1:60_" + std::to_string(41000 + i) + ".sqlite"));
+  }
+  const fs::path page = dir / "report.html";
+  const auto r = run({kNsel, "report", "-q", "--html", page.string(), set.string()}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = read_file(page);
+  EXPECT_LT(html.size(), 1500000u) << "the page of 16 x 59 steps grew large";
+  const json out = report_json({set.string()});
+  ASSERT_EQ(out["processes"].size(), 16u);
+
+  // What each process's numbers say: steps, GPU busy share, total per grouped range name.
+  std::map<std::pair<std::string, int>, double> busy_share;
+  std::map<int, std::vector<double>> busy_by_step;
+  std::map<std::pair<std::string, int>, double> communication_share;
+  std::map<int, std::vector<double>> communication_by_step;
+  std::map<std::string, long long> totals;
+  for (const json& p : out["processes"]) {
+    for (const json& s : p["steps"]) {
+      ASSERT_FALSE(s["gpu_busy_ns"].is_null());
+      const double share = s["gpu_busy_ns"].get<double>() / s["duration_ns"].get<double>();
+      busy_share[{p["label"], s["step"].get<int>()}] = share;
+      busy_by_step[s["step"].get<int>()].push_back(share);
+      // The NCCL all-reduce kernels of every step: its communication share.
+      ASSERT_FALSE(s["communication_ns"].is_null());
+      const double communication =
+          s["communication_ns"].get<double>() / s["duration_ns"].get<double>();
+      communication_share[{p["label"], s["step"].get<int>()}] = communication;
+      communication_by_step[s["step"].get<int>()].push_back(communication);
+      for (const json& t : s["top_level_ranges"]) {
+        std::string name = t["range"];
+        if (name.rfind("data copy in ", 0) == 0) name = "data copy in {n}";
+        totals[name] += t["ns"].get<long long>();
+      }
+    }
+  }
+  EXPECT_EQ(busy_share.size(), 16u * 59u);
+  std::vector<std::pair<std::string, long long>> order(totals.begin(), totals.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> legend;
+  for (const auto& [name, total] : order) legend.push_back(name);
+  EXPECT_EQ(std::set<std::string>(legend.begin(), legend.end()),
+            (std::set<std::string>{"forward", "optimizer", "data copy in {n}"}));
+
+  // The per-step table: the medians across processes of each one's busy and communication
+  // shares, as printed.
+  const auto median_of = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2.0;
+  };
+  for (const auto& [step, shares] : busy_by_step) {
+    const double busy = median_of(shares);
+    const double communication = median_of(communication_by_step.at(step));
+    char cell[128];
+    std::snprintf(cell, sizeof cell,
+                  "<tr><td>%d</td><td>[0-9.]+</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>", step,
+                  100.0 * busy, 100.0 - 100.0 * busy, 100.0 * communication);
+    EXPECT_TRUE(std::regex_search(html, std::regex(cell))) << "step " << step << ": " << cell;
+  }
+
+  const std::vector<std::pair<std::string, std::string>> views = {
+      {"1600,1000", ""}, {"900,700", ""}, {"1600,1000", "#zoom=6"}};
+  std::map<std::string, DrawnPage> seen;
+  for (const auto& [size, fragment] : views) {
+    const std::string where = size + fragment;
+    const DrawnPage d = draw_in_chromium(page, size, fragment, dir / "profile");
+    EXPECT_EQ(d.bars.size(), 16u * 59u) << where;
+    EXPECT_EQ(d.strips.size(), 16u * 59u) << where;
+    for (const auto& [key, width] : d.bars) {
+      ASSERT_EQ(d.strips.count(key), 1u) << where << " " << key.first << " step " << key.second;
+      EXPECT_NEAR(d.strips.at(key) / width, busy_share.at(key), 0.005)
+          << where << " " << key.first << " step " << key.second;
+      ASSERT_EQ(d.comms.count(key), 1u) << where << " " << key.first << " step " << key.second;
+      EXPECT_NEAR(d.comms.at(key) / width, communication_share.at(key), 0.005)
+          << where << " " << key.first << " step " << key.second;
+    }
+    expect_headers_apart(d, where);
+    EXPECT_EQ(d.legend, legend) << where;
+    ASSERT_EQ(d.labels.size(), 16u) << where;
+    for (const auto& [label, cut] : d.labels) {
+      EXPECT_EQ(cut, label.rfind("vllm_async_generation_worker/", 0) == 0) << where << " " << label;
+    }
+    // The timeline scrolls in its own box; the page itself is never wider than the window.
+    EXPECT_LE(d.page_width, d.window_width) << where;
+    EXPECT_LE(d.box_width, d.window_width) << where;
+    seen[where] = d;
+  }
+  // Narrow: the columns keep their least width and the box scrolls; zoomed in: six times as
+  // wide, with more step headers than at fit, still apart.
+  const DrawnPage& wide = seen.at("1600,1000");
+  const DrawnPage& narrow = seen.at("900,700");
+  const DrawnPage& zoomed = seen.at("1600,1000#zoom=6");
+  EXPECT_LE(wide.box_scroll_width, wide.box_width);
+  EXPECT_GT(narrow.box_scroll_width, narrow.box_width);
+  EXPECT_GT(zoomed.svg_width, 5.0 * wide.svg_width);
+  EXPECT_GT(zoomed.headers.size(), wide.headers.size());
+  EXPECT_EQ(zoomed.headers.size(), 59u);
+
+  // The controls, used as a reader would: a copy of the page with a script that presses +,
+  // then - twice, turns the wheel with ctrl held over the timeline, and presses fit, noting the
+  // timeline's width after each (the wheel's zoom is drawn at the next frame).
+  const std::string probe = R"(<script>
+(function () {
+  var svg = document.getElementById('plot'), box = document.querySelector('#timeline .tl-scroll');
+  var press = function (how) { document.querySelector('button[data-zoom=' + how + ']').click(); };
+  var seen = [svg.getAttribute('width')];
+  press('in'); seen.push(svg.getAttribute('width'));
+  press('out'); press('out'); seen.push(svg.getAttribute('width'));
+  var r = box.getBoundingClientRect();
+  box.dispatchEvent(new WheelEvent('wheel', {ctrlKey: true, deltaY: -500, clientX: r.left + 300,
+                                             clientY: r.top + 50, bubbles: true, cancelable: true}));
+  setTimeout(function () {
+    seen.push(svg.getAttribute('width'), String(Math.round(box.scrollLeft)));
+    press('fit'); seen.push(svg.getAttribute('width'));
+    document.body.setAttribute('data-probe', seen.join(' '));
+  }, 500);
+})();
+</script>
+</body>)";
+  std::string probed = html;
+  probed.replace(probed.rfind("</body>"), 7, probe);
+  const fs::path probe_page = dir / "probe.html";
+  {
+    std::ofstream o(probe_page);
+    o << probed;
+  }
+  const auto used =
+      run({"chromium", "--headless", "--no-sandbox", "--disable-gpu",
+           "--user-data-dir=" + (dir / "profile").string(), "--window-size=1600,1000",
+           "--virtual-time-budget=5000", "--dump-dom", "file://" + probe_page.string()},
+          {});
+  ASSERT_EQ(used.exit_code, 0) << used.err;
+  std::istringstream widths(attribute(tags(used.out, "<body").at(0), "data-probe"));
+  double at_fit = 0, plus = 0, minus_twice = 0, wheel = 0, scrolled = 0, fit_again = 0;
+  widths >> at_fit >> plus >> minus_twice >> wheel >> scrolled >> fit_again;
+  ASSERT_FALSE(widths.fail()) << "the probe did not finish: " << widths.str();
+  EXPECT_EQ(at_fit, wide.svg_width);
+  EXPECT_GT(plus, 1.3 * at_fit);   // + widens the columns by half (short ones less)
+  EXPECT_EQ(minus_twice, at_fit);  // - stops at fit
+  EXPECT_GT(wheel, 2.0 * at_fit);  // ctrl + wheel zooms in
+  EXPECT_GT(scrolled, 0);          // ... at the pointer, so the box scrolled
+  EXPECT_EQ(fit_again, at_fit);    // fit brings it back
   fs::remove_all(dir);
 }
