@@ -38,13 +38,12 @@ TEST(NsysVersion, ParsesReportHeaderAndBareForms) {
   EXPECT_EQ(v("2023.2.3.1001-32894139v0").build, 1001);
   EXPECT_EQ(v("2023.4").release_text(), "2023.4.0");
   // TargetInstallDir of an export.
-  EXPECT_EQ(v("/usr/local/cuda-12.2/NsightSystems-cli-2023.2.3/target-linux-x64").text,
-            "2023.2.3");
+  EXPECT_EQ(v("/usr/local/cuda-12.2/NsightSystems-cli-2023.2.3/target-linux-x64").text, "2023.2.3");
 }
 
 TEST(NsysVersion, RejectsWhatIsNoVersion) {
-  for (const char* text : {"", "nsys", "1.0", "2023-09-26T23:29:08", "12.2.0.5", "20231.4",
-                           "2023@", "2023.13.1", "/usr/lib/nsight-systems/target-linux-x64"}) {
+  for (const char* text : {"", "nsys", "1.0", "2023-09-26T23:29:08", "12.2.0.5", "20231.4", "2023@",
+                           "2023.13.1", "/usr/lib/nsight-systems/target-linux-x64"}) {
     EXPECT_FALSE(nsel::parse_nsys_version(text)) << text;
   }
 }
@@ -123,11 +122,11 @@ TEST(ChooseNsys, NoInstallCanSaysSoInOneLine) {
             "'a.nsys-rep': written by Nsight Systems 2023.4.4.54-234433681190v0, needs Nsight "
             "Systems 2023.4.4 or newer; found: 2022.4.2 (/usr/bin/nsys); install such a version "
             "and set NSEL_NSYS=<its nsys> (a path, or several separated by ':')");
-  EXPECT_EQ(nsel::no_nsys_for("'q.qdstrm'", v("2022.4.2.1-df9881f"), nsel::NsysFileKind::qdstrm,
-                              {}),
-            "'q.qdstrm': written by Nsight Systems 2022.4.2.1-df9881f, needs the importer of "
-            "Nsight Systems 2022.4.2; found: none; install such a version and set "
-            "NSEL_NSYS=<its nsys> (a path, or several separated by ':')");
+  EXPECT_EQ(
+      nsel::no_nsys_for("'q.qdstrm'", v("2022.4.2.1-df9881f"), nsel::NsysFileKind::qdstrm, {}),
+      "'q.qdstrm': written by Nsight Systems 2022.4.2.1-df9881f, needs the importer of "
+      "Nsight Systems 2022.4.2; found: none; install such a version and set "
+      "NSEL_NSYS=<its nsys> (a path, or several separated by ':')");
 }
 
 }  // namespace
