@@ -330,6 +330,10 @@ TEST(Report, EmptyAndNonReportsGetOneLineEachWhileOthersAreSummarised) {
   const auto r = run({kNsel, "report", "-q", "--json", dir.string()}, {});
   EXPECT_EQ(r.exit_code, 1);
   const std::string d = dir.string();
+  // The nsys that tried is named by its version: the one on PATH.
+  const auto version =
+      nsel::ask_nsys_version(nsel::resolve_program("nsys", std::getenv("PATH"), "nsys"));
+  ASSERT_TRUE(version);
   EXPECT_EQ(r.err,
             "nsel: '" + d +
                 "/dtensor_policy_worker_1:5_1.nsys-rep': empty report (0 bytes): the process "
@@ -337,7 +341,9 @@ TEST(Report, EmptyAndNonReportsGetOneLineEachWhileOthersAreSummarised) {
                 "nsel: '" +
                 d +
                 "/dtensor_policy_worker_1:5_2.nsys-rep': not a readable Nsight Systems report "
-                "(nsys export exited with 1)\n"
+                "(nsys " +
+                version->text +
+                " export exited with 1)\n"
                 "nsel: '" +
                 d + "/worker_process_3.sqlite': not a SQLite export (file is not a database)\n")
       << r.err;
