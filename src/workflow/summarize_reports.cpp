@@ -40,9 +40,12 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
     export_settings.installs = find_nsys_installs(request.environment("NSEL_NSYS"),
                                                   request.environment("PATH").value_or(""));
     if (export_settings.installs.empty()) {
-      throw Error("nsys is not on PATH: it is needed to export " + quote(reports.front().string()) +
-                      "; install Nsight Systems (or set NSEL_NSYS), or pass .sqlite exports",
-                  1);
+      throw Error(
+          "no nsys found (on PATH or in the known install folders): it is needed to "
+          "export " +
+              quote(reports.front().string()) +
+              "; install Nsight Systems (or set NSEL_NSYS), or pass .sqlite exports",
+          1);
     }
   }
   if (progress.found) progress.found(reports.size());
