@@ -1,11 +1,15 @@
 #include "nsel/analyze/exports.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 
+#include "analyze/sqlite_db.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/reports/report_version.hpp"
 #include "nsel/sys/files.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -25,7 +29,58 @@ std::string hex_hash(const std::string& text) {
   return out;
 }
 
+// The nsys (path, version text) to export `report` with.
+std::pair<std::string, std::string> nsys_for(const fs::path& report,
+                                             const ExportSettings& settings) {
+  if (!settings.nsys.empty()) {
+    const auto version = ask_nsys_version(settings.nsys);
+    return {settings.nsys, version ? version->text : "of unknown version"};
+  }
+  if (settings.installs.empty()) {
+    throw Error(quote(report.string()) +
+                    ": no Nsight Systems found to export it (NSEL_NSYS, PATH, known locations); "
+                    "install Nsight Systems, or pass .sqlite exports",
+                1);
+  }
+  const auto writer = report_writer_version(report);
+  const auto chosen = choose_nsys(settings.installs, writer, NsysFileKind::report);
+  if (!chosen) {
+    throw Error(
+        no_nsys_for(quote(report.string()), *writer, NsysFileKind::report, settings.installs), 1);
+  }
+  const NsysInstall& install = settings.installs[*chosen];
+  return {install.path, install.version.text};
+}
+
 }  // namespace
+
+bool folder_allows_writing(const fs::path& folder) {
+  if (::access(folder.c_str(), W_OK) != 0) return false;
+  if (::geteuid() != 0) return true;
+  struct stat st {};
+  if (::stat(folder.c_str(), &st) != 0) return false;
+  return (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) != 0;
+}
+
+bool is_complete_export(const fs::path& file) {
+  try {
+    const analyze::Database db(file);
+    for (std::string_view table : kExportMetadataTables) {
+      if (db.has_table(std::string(table))) return true;
+    }
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+std::optional<NsysVersion> export_capture_version(const fs::path& file) {
+  const analyze::Database db(file);
+  if (!db.has_table("TARGET_INFO_SYSTEM_ENV")) return std::nullopt;
+  analyze::Statement query = db.prepare(
+      "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'TargetInstallDir' LIMIT 1");
+  if (!query.step()) return std::nullopt;
+  return parse_nsys_version(query.text(0));
+}
 
 fs::path default_export_cache_dir(const std::optional<std::string>& xdg_cache_home,
                                   const std::optional<std::string>& home) {
@@ -46,29 +101,35 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
   }
   const fs::path folder = report.has_parent_path() ? report.parent_path() : fs::path(".");
   fs::path target;
-  if (::access(folder.c_str(), W_OK) == 0) {
+  if (folder_allows_writing(folder)) {
     target = folder / (report.stem().string() + ".sqlite");
   } else {
     target = settings.cache_dir / (report.stem().string() + "-" +
                                    hex_hash(fs::weakly_canonical(report, ec).string()) + ".sqlite");
   }
+  // An export there is used only when complete: a failed nsys export (ours never, others' may)
+  // can leave a partial database under the final name.
   if (fs::exists(target, ec) &&
-      fs::last_write_time(target, ec) >= fs::last_write_time(report, ec) && !ec) {
+      fs::last_write_time(target, ec) >= fs::last_write_time(report, ec) && !ec &&
+      is_complete_export(target)) {
     return {target, false};
   }
+  const auto [nsys, nsys_version] = nsys_for(report, settings);
   fs::create_directories(target.parent_path(), ec);
   // One temporary per target and process is enough: the reports a run exports are distinct
   // files, so no two of its threads ever write the same target. Its name is hidden and does not
   // end in .sqlite, so no finder takes it for a report.
   const fs::path temporary = temporary_sibling(target);
   if (settings.exporting) settings.exporting(report);
-  const int code = run_quietly({settings.nsys, "export", "--type", "sqlite", "--force-overwrite",
-                                "true", "--output", temporary.string(), report.string()});
-  if (code != 0 || !fs::exists(temporary, ec)) {
+  const int code = run_quietly({nsys, "export", "--type", "sqlite", "--force-overwrite", "true",
+                                "--output", temporary.string(), report.string()});
+  if (code != 0 || !is_complete_export(temporary)) {
     fs::remove(temporary, ec);
-    throw Error(quote(report.string()) +
-                    ": not a readable Nsight Systems report (nsys export exited with " +
-                    std::to_string(code) + ")",
+    throw Error(quote(report.string()) + ": not a readable Nsight Systems report (nsys " +
+                    nsys_version + " export " +
+                    (code != 0 ? "exited with " + std::to_string(code)
+                               : std::string("left no complete export")) +
+                    ")",
                 1);
   }
   try {

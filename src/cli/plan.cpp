@@ -9,6 +9,7 @@
 #include "nsel/core/plan.hpp"
 #include "nsel/core/values.hpp"
 #include "nsel/step/gpu_probe.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -146,6 +147,9 @@ Action add_plan(CLI::App& app) {
     std::unique_ptr<GpuProbe> probe;  // asked once, and only if some worker is profiled
     const std::string nsys =
         find_program("nsys", environment_variable("PATH").value_or("")).value_or("nsys");
+    // As nsel exec does: the workarounds this nsys needs (all of them when there is none).
+    const std::optional<NsysVersion> nsys_version =
+        nsys == "nsys" ? std::nullopt : ask_nsys_version(nsys);
     const ProcessIdentity self = identify_this_process(*identity);
     // One row per rank of --ranks, or one for this process's own identity.
     std::vector<std::optional<long long>> rows = {std::nullopt};
@@ -159,6 +163,7 @@ Action add_plan(CLI::App& app) {
       for (const std::optional<long long>& row : rows) {
         PlanRequest request{worker, CaptureMode::nvtx, options->output_dir, program, nsys};
         request.identity = self;
+        request.nsys_version = nsys_version;
         std::string label = worker;
         if (row) {
           request.identity.rank = {*row, "--ranks", ""};

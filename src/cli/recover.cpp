@@ -1,4 +1,5 @@
 // nsel recover: turn the .qdstrm files nsys left behind into reports.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -6,6 +7,8 @@
 #include "nsel/core/error.hpp"
 #include "nsel/reports/discovery.hpp"
 #include "nsel/reports/recovery.hpp"
+#include "nsel/sys/nsys_installs.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -26,7 +29,9 @@ Action add_recover(CLI::App& app) {
       "recover",
       "Turn every left-over .qdstrm under ROOT... (found as 'nsel ls' finds them; default:\n"
       "/tmp/ray and <temp>/nsel-demo) into the .nsys-rep nsys should have written, with Nsight\n"
-      "Systems' QdstrmImporter (on PATH, beside nsys, or in the usual install folders). The\n"
+      "Systems' QdstrmImporter of the version that wrote each file (read from the file), from\n"
+      "the installs NSEL_NSYS names (a path of nsys, or several separated by ':'), else the nsys\n"
+      "on PATH and the known install folders. The\n"
       "importer works on a hidden copy, the report appears under its final name only when\n"
       "complete, an existing report is never replaced, and the .qdstrm is removed after a\n"
       "successful conversion (unless --keep-qdstrm). A .qdstrm still being written (changed in\n"
@@ -66,21 +71,36 @@ Action add_recover(CLI::App& app) {
       std::printf("No left-over .qdstrm files.\n");
       return 0;
     }
-    if (!importer) importer = find_qdstrm_importer(environment_variable("PATH").value_or(""));
-    if (!importer) {
-      throw Error("found " + std::to_string(leftovers.size()) +
-                      " .qdstrm file(s) but no QdstrmImporter; install Nsight Systems or give "
-                      "--importer PATH (Debian: /usr/lib/nsight-systems/host-linux-x64)",
-                  1);
-    }
+    const std::string path = environment_variable("PATH").value_or("");
+    std::vector<NsysInstall> installs;
+    if (!importer) installs = find_nsys_installs(environment_variable("NSEL_NSYS"), path);
     int failed = 0;
+    std::vector<std::string> used;
     for (const fs::path& qdstrm : leftovers) {
-      const Recovery done = recover_qdstrm(qdstrm, *importer, options->keep);
+      // Each file needs the importer of the version that wrote it.
+      ImporterChoice choice;
+      if (importer) {
+        choice.importer = importer;
+      } else {
+        choice = choose_qdstrm_importer(qdstrm, installs, path);
+      }
+      if (!choice.importer) {
+        if (leftovers.size() == 1) throw Error(choice.problem, 1);
+        ++failed;
+        std::printf("%s: left as is: %s\n", qdstrm.c_str(), choice.problem.c_str());
+        continue;
+      }
+      const Recovery done = recover_qdstrm(qdstrm, *choice.importer, options->keep);
       if (!done.converted) ++failed;
       std::printf("%s: %s\n", qdstrm.c_str(), done.message.c_str());
+      const std::string name =
+          choice.importer->string() + (choice.version.empty() ? "" : " (" + choice.version + ")");
+      if (std::find(used.begin(), used.end(), name) == used.end()) used.push_back(name);
     }
+    std::string importers;
+    for (const std::string& name : used) importers += (importers.empty() ? "" : ", ") + name;
     std::printf("%zu converted, %d left as they were (importer: %s)\n", leftovers.size() - failed,
-                failed, importer->c_str());
+                failed, importers.empty() ? "none" : importers.c_str());
     return failed == 0 ? 0 : 1;
   };
 }

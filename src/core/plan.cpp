@@ -12,20 +12,28 @@ bool is_absolute(std::string_view path) {
 
 // Applies the node's capture mode to the options. A capture range the user set explicitly in
 // NRL_NSYS_EXTRA_OPTIONS wins, and the step controller follows it instead.
-CaptureMode apply_capture(NsysOptions& options, bool user_set_range, CaptureMode node_capture) {
+CaptureMode apply_capture(NsysOptions& options, bool user_set_range, CaptureMode node_capture,
+                          const std::optional<NsysVersion>& nsys_version) {
   const std::string nvtx_range(kNvtxCaptureRange);
+  // What this nsys needs (docs/nsys-facts.md); an unknown version gets every workaround.
+  const NsysBehaviour needs =
+      nsys_version ? nsys_behaviour(*nsys_version) : nsys_behaviour(NsysVersion{2022, 4, 2, 1, ""});
   // With CPU context-switch tracing on, Nsight Systems 2022.4's agent can spin for good at the
   // end of a session: after an NVTX capture range in 7 of 30 runs here (the program then waits
   // forever; with it off, 0 of 32), and in whole-run sessions of short programs about every
-  // second time (none of 7 with it off). Context switches say little on a node without a GPU.
+  // second time (none of 7 with it off); 2023.4 hung in none of 20 of either with it on.
+  // Context switches say little on a node without a GPU.
   const auto no_context_switches = [&] {
-    if (!options.has("cpuctxsw")) options.set("cpuctxsw", "none");
+    if (needs.context_switch_hang && !options.has("cpuctxsw")) options.set("cpuctxsw", "none");
   };
   const auto use_nvtx = [&] {
     options.set("capture-range", "nvtx");
     if (!options.has("nvtx-capture")) options.set("nvtx-capture", nvtx_range);
-    // nsys only matches registered NVTX strings unless told otherwise.
-    if (!options.has("env-var")) options.set("env-var", "NSYS_NVTX_PROFILER_REGISTER_ONLY=0");
+    // nsys only matches registered NVTX strings unless told otherwise (2022.4 and 2023.4 alike:
+    // without it 2023.4 wrote no report in 20 of 20 runs).
+    if (needs.nvtx_register_only_off && !options.has("env-var")) {
+      options.set("env-var", "NSYS_NVTX_PROFILER_REGISTER_ONLY=0");
+    }
     no_context_switches();
   };
   if (user_set_range) {
@@ -198,7 +206,8 @@ void complete_plan(WorkerPlan& plan, const ProfileSettings& settings, const Plan
   if (!plan.profile) return;
   NsysOptions options = plan.options;
   const NsysOptions user = user_options(settings);
-  plan.capture = apply_capture(options, user.has("capture-range"), request.node_capture);
+  plan.capture =
+      apply_capture(options, user.has("capture-range"), request.node_capture, request.nsys_version);
   if (settings.windows.size() > 1) {
     plan_windows(plan, options, user, request);
   }

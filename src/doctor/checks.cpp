@@ -11,6 +11,7 @@
 #include "nsel/core/plan.hpp"
 #include "nsel/launch/nsys_check.hpp"
 #include "nsel/step/gpu_probe.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -67,6 +68,17 @@ void add_nsys_checks(const DoctorRequest& request, std::vector<DoctorCheck>& che
     checks.push_back({"importer", Status::ok, "QdstrmImporter at " + nsys.importer, ""});
   } else {
     checks.push_back({"importer", Status::problem, nsys.problem, nsys.fix + opt_out});
+  }
+  // The other generations installed: nsel report and nsel recover pick one per file.
+  try {
+    checks.push_back(
+        {"generations", Status::ok,
+         describe_generations(installed_generations(request.environment("NSEL_NSYS"),
+                                                    request.environment("PATH").value_or(""))),
+         ""});
+  } catch (const Error& e) {
+    checks.push_back({"generations", Status::problem, e.what(),
+                      "set NSEL_NSYS to " + std::string(kNselNsysForm) + ", or unset it"});
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "nsel/core/error.hpp"
 #include "nsel/core/nsys_install.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -60,6 +61,44 @@ NsysCheck check_nsys(std::string_view path_variable) {
     check.fix = "reinstall Nsight Systems with its host part (Debian: nsight-systems)";
   }
   return check;
+}
+
+std::vector<NsysGeneration> installed_generations(const std::optional<std::string>& nsel_nsys,
+                                                  std::string_view path_variable) {
+  std::vector<NsysGeneration> generations;
+  for (NsysInstall& install : find_nsys_installs(nsel_nsys, path_variable)) {
+    NsysGeneration g{std::move(install), ""};
+    std::error_code ec;
+    const fs::path real = fs::canonical(g.install.path, ec);
+    if (!ec) {
+      for (const fs::path& importer : importers_near_nsys(real)) {
+        if (is_executable_file(importer)) {
+          g.importer = importer.string();
+          break;
+        }
+      }
+    }
+    generations.push_back(std::move(g));
+  }
+  return generations;
+}
+
+std::string describe_generations(const std::vector<NsysGeneration>& generations) {
+  if (generations.empty()) return "no Nsight Systems found";
+  std::string text;
+  std::string imports;
+  const NsysVersion* newest = nullptr;
+  for (const NsysGeneration& g : generations) {
+    text += (text.empty() ? "" : ", ") + g.install.version.release_text() + " at " +
+            g.install.path + " (" + g.install.origin + (g.importer.empty() ? ", no importer" : "") +
+            ")";
+    if (!g.importer.empty()) {
+      imports += (imports.empty() ? "" : ", ") + g.install.version.release_text();
+    }
+    if (!newest || compare_versions(g.install.version, *newest) > 0) newest = &g.install.version;
+  }
+  return text + "; reads reports written by up to " + newest->release_text() +
+         "; imports .qdstrm files of " + (imports.empty() ? std::string("none") : imports);
 }
 
 }  // namespace nsel

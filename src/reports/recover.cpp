@@ -9,7 +9,9 @@
 #include <fstream>
 #include <vector>
 
+#include "nsel/core/error.hpp"
 #include "nsel/core/nsys_install.hpp"
+#include "nsel/reports/report_version.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -61,6 +63,50 @@ std::optional<fs::path> find_qdstrm_importer(std::string_view path_variable) {
     if (is_executable_file(folder / "QdstrmImporter")) return folder / "QdstrmImporter";
   }
   return std::nullopt;
+}
+
+std::optional<fs::path> importer_of(const NsysInstall& install) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(install.path, ec);
+  if (ec) return std::nullopt;
+  for (const fs::path& importer : importers_near_nsys(real)) {
+    if (is_executable_file(importer)) return importer;
+  }
+  return std::nullopt;
+}
+
+ImporterChoice choose_qdstrm_importer(const fs::path& qdstrm,
+                                      const std::vector<NsysInstall>& installs,
+                                      std::string_view path_variable) {
+  ImporterChoice choice;
+  const auto writer = report_writer_version(qdstrm);
+  if (!writer) {
+    choice.importer = find_qdstrm_importer(path_variable);
+    if (!choice.importer) {
+      choice.problem =
+          "no QdstrmImporter found; install Nsight Systems or give --importer PATH "
+          "(Debian: /usr/lib/nsight-systems/host-linux-x64)";
+    }
+    return choice;
+  }
+  // Only installs that have their importer can convert.
+  std::vector<NsysInstall> with_importer;
+  std::vector<fs::path> importers;
+  for (const NsysInstall& install : installs) {
+    if (auto importer = importer_of(install)) {
+      with_importer.push_back(install);
+      importers.push_back(*importer);
+    }
+  }
+  const auto chosen = choose_nsys(with_importer, writer, NsysFileKind::qdstrm);
+  if (!chosen) {
+    choice.problem = no_nsys_for(quote(qdstrm.string()), *writer, NsysFileKind::qdstrm,
+                                 with_importer.empty() ? installs : with_importer);
+    return choice;
+  }
+  choice.importer = importers[*chosen];
+  choice.version = with_importer[*chosen].version.text;
+  return choice;
 }
 
 Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool keep_qdstrm) {

@@ -8,6 +8,7 @@
 
 #include "nsel/core/capture.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/core/nsys_version.hpp"
 #include "nsel/core/values.hpp"
 #include "nsel/launch/manifest_recorder.hpp"
 #include "nsel/launch/nsys_check.hpp"
@@ -57,6 +58,7 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
     return out;
   }
   plan_request.nsys = *nsys.path;
+  plan_request.nsys_version = parse_nsys_version(nsys.version);
   plan_request.node_capture = resolve_node_capture_mode(settings.capture);
   complete_plan(out.plan, settings, plan_request);
   out.profiled = true;

@@ -10,6 +10,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/reports/report_files.hpp"
 #include "nsel/sys/files.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -34,14 +35,18 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
   const bool needs_nsys = std::any_of(reports.begin(), reports.end(),
                                       [](const fs::path& r) { return r.extension() != ".sqlite"; });
   if (needs_nsys) {
-    const std::optional<std::string> nsys =
-        find_program("nsys", request.environment("PATH").value_or(""));
-    if (!nsys) {
-      throw Error("nsys is not on PATH: it is needed to export " + quote(reports.front().string()) +
-                      "; install Nsight Systems, or pass .sqlite exports",
-                  1);
+    // Every install is asked its version once, here, before the threads; each report is then
+    // exported with the one that can read it.
+    export_settings.installs = find_nsys_installs(request.environment("NSEL_NSYS"),
+                                                  request.environment("PATH").value_or(""));
+    if (export_settings.installs.empty()) {
+      throw Error(
+          "no nsys found (on PATH or in the known install folders): it is needed to "
+          "export " +
+              quote(reports.front().string()) +
+              "; install Nsight Systems (or set NSEL_NSYS), or pass .sqlite exports",
+          1);
     }
-    export_settings.nsys = *nsys;
   }
   if (progress.found) progress.found(reports.size());
   export_settings.exporting = progress.exporting;

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "nsel/launch/nsys_agents.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 #include "support.hpp"
 
@@ -179,8 +180,14 @@ TEST(Report, NvtxAndOsRuntimeSummariesEqualNsysStatsNumberForNumber) {
   for (const json& p : out["processes"]) {
     const fs::path export_file = p["export"].get<std::string>();
     ASSERT_TRUE(fs::exists(export_file));
+    // The report names of the nsys on PATH, which made these reports and exports.
+    const auto version =
+        nsel::ask_nsys_version(nsel::resolve_program("nsys", std::getenv("PATH"), "nsys"));
+    ASSERT_TRUE(version);
+    const nsel::NsysBehaviour names = nsel::nsys_behaviour(*version);
     for (const auto& [table, ours] :
-         {std::pair<std::string, json>{"nvtxppsum", p["nvtx"]}, {"osrtsum", p["osrt"]}}) {
+         {std::pair<std::string, json>{names.nvtx_pushpop_report, p["nvtx"]},
+          {names.osrt_report, p["osrt"]}}) {
       const auto theirs = nsys_stats(table, export_file);
       ASSERT_EQ(ours.size(), theirs.size()) << table << " " << p["label"];
       ASSERT_GT(theirs.size(), 3u);
@@ -325,6 +332,10 @@ TEST(Report, EmptyAndNonReportsGetOneLineEachWhileOthersAreSummarised) {
   const auto r = run({kNsel, "report", "-q", "--json", dir.string()}, {});
   EXPECT_EQ(r.exit_code, 1);
   const std::string d = dir.string();
+  // The nsys that tried is named by its version: the one on PATH.
+  const auto version =
+      nsel::ask_nsys_version(nsel::resolve_program("nsys", std::getenv("PATH"), "nsys"));
+  ASSERT_TRUE(version);
   EXPECT_EQ(r.err,
             "nsel: '" + d +
                 "/dtensor_policy_worker_1:5_1.nsys-rep': empty report (0 bytes): the process "
@@ -332,7 +343,9 @@ TEST(Report, EmptyAndNonReportsGetOneLineEachWhileOthersAreSummarised) {
                 "nsel: '" +
                 d +
                 "/dtensor_policy_worker_1:5_2.nsys-rep': not a readable Nsight Systems report "
-                "(nsys export exited with 1)\n"
+                "(nsys " +
+                version->text +
+                " export exited with 1)\n"
                 "nsel: '" +
                 d + "/worker_process_3.sqlite': not a SQLite export (file is not a database)\n")
       << r.err;

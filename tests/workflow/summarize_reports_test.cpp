@@ -14,6 +14,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/reports/report_files.hpp"
 #include "nsel/sys/files.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 #include "nsel/workflow/summarize_reports.hpp"
 #include "unit_files.hpp"
@@ -63,7 +64,10 @@ TEST(SummarizeReports, SummarisesComparesTellsAndWrites) {
   fs::create_directories(broken.parent_path());
   std::ofstream(broken) << "not a report";
   fs::create_directories(dir / "bin");
-  std::ofstream(dir / "bin/nsys") << "#!/bin/sh\nexit 3\n";
+  // It answers --version as 2022.4 does, so that the search takes it (first, from PATH).
+  std::ofstream(dir / "bin/nsys")
+      << "#!/bin/sh\n[ \"$1\" = --version ] && echo 'NVIDIA Nsight Systems version "
+         "2022.4.2.1-df9881f' && exit 0\nexit 3\n";
   fs::permissions(dir / "bin/nsys", fs::perms::owner_all);
 
   nsel::ReportRequest request;
@@ -180,16 +184,25 @@ TEST(SummarizeReports, NothingToReadIsAnErrorBeforeAnyProgress) {
     EXPECT_EQ(e.exit_code(), 1);
   }
 
-  // A report needs nsys; without it on PATH nothing is read.
+  // A report needs nsys; without one on PATH or in the known install folders nothing is read.
   const fs::path report = dir / "w_1:3_5.nsys-rep";
   std::ofstream(report) << "x";
+  if (!nsel::find_nsys_installs(std::nullopt, "").empty()) {
+    // This machine has one in a known folder: it is used, and the report is a failure of its own.
+    const nsel::ReportSet set = nsel::summarize_reports(request, {});
+    ASSERT_EQ(set.failures.size(), 1u);
+    EXPECT_EQ(set.failures[0].report, report);
+    fs::remove_all(dir);
+    return;
+  }
   try {
     nsel::summarize_reports(request, progress);
     FAIL();
   } catch (const nsel::Error& e) {
-    EXPECT_EQ(std::string(e.what()), "nsys is not on PATH: it is needed to export '" +
-                                         report.string() +
-                                         "'; install Nsight Systems, or pass .sqlite exports");
+    EXPECT_EQ(std::string(e.what()),
+              "no nsys found (on PATH or in the known install folders): it is needed to export '" +
+                  report.string() +
+                  "'; install Nsight Systems (or set NSEL_NSYS), or pass .sqlite exports");
     EXPECT_EQ(e.exit_code(), 1);
   }
   EXPECT_FALSE(told);

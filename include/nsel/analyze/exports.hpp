@@ -1,5 +1,7 @@
-// The SQLite exports of reports: `nsys export --type sqlite` once per report, cached beside it
-// (or in a cache folder when that is read-only) and made again only when the report is newer.
+// The SQLite exports of reports: `nsys export --type sqlite` once per report, with an nsys that
+// can read it (chosen by the version that wrote it), cached beside it (or in a cache folder when
+// that folder may not be written) and made again when the report is newer or the export there is
+// not complete.
 // Finding the reports is `reports`' (nsel/reports/report_files.hpp).
 #pragma once
 
@@ -9,10 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "nsel/core/nsys_version.hpp"
+
 namespace nsel {
 
 struct ExportSettings {
-  std::string nsys;                 // absolute path of nsys
+  std::string nsys;  // when set: this nsys (absolute path) exports every report
+  // Else the installs (find_nsys_installs, in search order): each report is exported with the
+  // one choose_nsys picks for the version that wrote it.
+  std::vector<NsysInstall> installs;
   std::filesystem::path cache_dir;  // used when the report's own folder is read-only
   // Told just before nsys starts on a report (for progress); may be empty.
   std::function<void(const std::filesystem::path& report)> exporting;
@@ -24,9 +31,25 @@ struct ExportResult {
 };
 
 // The export to read for `report` (a .sqlite is its own export). Throws nsel::Error (exit code
-// 1) with one line naming the report when it is empty or nsys cannot export it. Writes to a
-// temporary name and renames, so no half-written export is ever used.
+// 1) with one line naming the report when it is empty, when no install can read it (which
+// version wrote it, which were found) or when nsys cannot export it (naming nsys's version).
+// Writes to a temporary name and renames only a complete export, so no partial export is ever
+// used; an existing one beside the report is used only when complete and newer than the report.
 ExportResult ensure_export(const std::filesystem::path& report, const ExportSettings& settings);
+
+// Whether `file` is a complete nsys export: a SQLite database with nsys's metadata table
+// (EXPORT_META_DATA or META_DATA_EXPORT, written last). False for a partial one (2022.4 leaves
+// one holding only StringIds when it fails on a newer report) or anything else.
+bool is_complete_export(const std::filesystem::path& file);
+
+// The version of Nsight Systems that captured the report an export was made from, from
+// TARGET_INFO_SYSTEM_ENV's TargetInstallDir (e.g. ".../NsightSystems-cli-2023.2.3/..."); nullopt
+// when the folder names none (Debian's does not).
+std::optional<NsysVersion> export_capture_version(const std::filesystem::path& file);
+
+// Whether nsel may write into `folder`: the system says so and, for root (whom access() always
+// lets write), its permission bits allow someone to write.
+bool folder_allows_writing(const std::filesystem::path& folder);
 
 // $XDG_CACHE_HOME/nsel/exports, else $HOME/.cache/nsel/exports, else <temp>/nsel-exports.
 std::filesystem::path default_export_cache_dir(const std::optional<std::string>& xdg_cache_home,

@@ -7,6 +7,7 @@
 
 #include "nsel/core/capture.hpp"
 #include "nsel/core/nsys_options.hpp"
+#include "nsel/core/nsys_version.hpp"
 #include "nsel/core/rank_selection.hpp"
 #include "nsel/core/settings.hpp"
 #include "nsel/core/step_window.hpp"
@@ -20,6 +21,9 @@ struct PlanRequest {
   std::string output_dir;            // empty: nsys's working directory
   std::vector<std::string> program;  // PROGRAM ARGS..., may be empty for a preview
   std::string nsys = "nsys";
+  // Its version, when known: the workarounds it needs come from nsys_behaviour; unknown (a
+  // preview without nsys), all that some version needs.
+  std::optional<NsysVersion> nsys_version{};
   // Who this process is, for NSEL_PROFILE_RANKS, NSEL_PROFILE_LOCAL_RANKS and NSEL_PROFILE_NODES.
   ProcessIdentity identity{};
   // Several windows only: a word that keeps this launch's reports apart from those of other

@@ -11,7 +11,8 @@ namespace nsel {
 
 struct DoctorCheck {
   enum class Status { ok, warning, problem, skipped };
-  std::string name;  // nsys, importer, gpu, settings, capture, ray_nsight, ld_library_path, space
+  std::string name;  // nsys, importer, generations, gpu, settings, capture, ray_nsight,
+                     // ld_library_path, space
   Status status = Status::ok;
   std::string detail;  // what was found
   std::string fix;     // what to do (warnings and problems)

@@ -6,6 +6,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "nsel/core/nsys_version.hpp"
 
 namespace nsel {
 
@@ -14,6 +17,21 @@ namespace nsel {
 // install folders (/usr/lib/nsight-systems, /opt/nvidia/nsight-systems/*,
 // /usr/local/cuda*/nsight-systems-*). nullopt when there is none.
 std::optional<std::filesystem::path> find_qdstrm_importer(std::string_view path_variable);
+
+// The QdstrmImporter of an install (beside its nsys, links followed), or nullopt.
+std::optional<std::filesystem::path> importer_of(const NsysInstall& install);
+
+// The importer for `qdstrm`: that of an install (find_nsys_installs, in search order) of the
+// version that wrote it, read from the file (a .qdstrm needs its writer's importer). For a file
+// whose writer cannot be read, the one find_qdstrm_importer finds on `path_variable`.
+struct ImporterChoice {
+  std::optional<std::filesystem::path> importer;
+  std::string version;  // of the install it belongs to, when known
+  std::string problem;  // one line when there is none: the writer's version, what was found
+};
+ImporterChoice choose_qdstrm_importer(const std::filesystem::path& qdstrm,
+                                      const std::vector<NsysInstall>& installs,
+                                      std::string_view path_variable);
 
 struct Recovery {
   std::filesystem::path qdstrm;

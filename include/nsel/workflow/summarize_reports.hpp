@@ -24,7 +24,7 @@ struct ReportRequest {
   std::filesystem::path cache_dir;  // empty: default_export_cache_dir from the environment
   std::filesystem::path csv_dir;    // empty: no CSV tables
   std::filesystem::path html_file;  // empty: no HTML page
-  EnvLookup environment;            // PATH (for nsys), XDG_CACHE_HOME, HOME
+  EnvLookup environment;            // NSEL_NSYS and PATH (for nsys), XDG_CACHE_HOME, HOME
 };
 
 // What the pipeline tells as it goes; each may be empty.
