@@ -57,8 +57,19 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
     return out;
   }
   plan_request.nsys = *nsys.path;
-  plan_request.node_capture = resolve_node_capture_mode(settings.capture);
+  // Probed once, where the capture depends on it (auto) or cannot work without it (cuda).
+  std::optional<GpuVisibility> gpu;
+  if (settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda) {
+    const GpuProbe probe = probe_gpu_isolated();
+    gpu = GpuVisibility{probe.usable, probe.detail, request.environment("CUDA_VISIBLE_DEVICES")};
+    plan_request.node_capture = resolve_capture_mode(settings.capture, probe);
+  } else {
+    plan_request.node_capture = settings.capture;
+  }
   complete_plan(out.plan, settings, plan_request);
+  for (std::string& line : plan_guidance(out.plan, settings.capture, gpu)) {
+    out.notices.push_back(std::move(line));
+  }
   out.profiled = true;
   return out;
 }
