@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 struct DemoOptions {
   std::string steps_text = "5";
   std::string work_ms_text = "150";
-  std::string slow_percent_text = "30";
+  std::string slow_percent_text = "50";
   std::string root;
   bool json = false;
   int ranks = 0;  // 0: the default layout (two policy ranks)
@@ -156,7 +156,7 @@ Action add_demo(CLI::App& app) {
                    "folder for the Ray-style sessions (default: <temp>/nsel-demo)")
       ->type_name("DIR");
   demo->add_option("--slow-percent", options->slow_percent_text,
-                   "how much slower the last policy rank computes, 0 to 1000 (default 30)")
+                   "how much slower the last policy rank computes, 0 to 1000 (default 50)")
       ->type_name("P");
   demo->add_flag("--json", options->json, "print the produced reports as one JSON object");
   demo->add_option("--ranks", options->ranks,

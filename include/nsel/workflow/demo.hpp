@@ -24,7 +24,7 @@ struct DemoRequest {
   long long work_ms = 150;
   std::filesystem::path root;   // for the sessions; empty: <temp>/nsel-demo
   int ranks = 0;                // policy ranks; 0: the default layout (two, no rank filter)
-  long long slow_percent = 30;  // how much slower the last policy rank computes
+  long long slow_percent = 50;  // how much slower the last policy rank computes
 };
 
 struct DemoWorker {
