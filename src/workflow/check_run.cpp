@@ -168,7 +168,7 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
       c.reason = "holds no step: " + killed_text(*signal, *c.exit_status) +
                  " inside its window, so the ranges it had recorded were lost";
     } else if (nvtx_capture && !held->any_nvtx) {
-      // Seen with Nsight Systems 2022.4 in about one run in N here: the report is written, but
+      // Seen with Nsight Systems 2022.4 in 3 of 12 single runs here: the report is written, but
       // without any NVTX event, not even the capture range that opened it.
       c.verdict = Verdict::lost_steps;
       c.reason = "holds no NVTX event at all, not even nsel's capture range: nsys lost what " +

