@@ -285,3 +285,27 @@ TEST_F(Reports, LsShowsTheVerdictsOfCheck) {
 }
 
 }  // namespace
+
+namespace {
+
+// Without ROOT, "the run" is the newest session under the default roots: an older, broken one
+// does not count.
+TEST_F(Reports, CheckWithoutRootTakesTheNewestSession) {
+  if (fs::exists("/tmp/ray")) GTEST_SKIP() << "/tmp/ray exists: its sessions would be checked";
+  const RealFiles& f = real_files();
+  const fs::path temp = make_temp_dir("check-default");
+  const fs::path demo = temp / "nsel-demo";
+  const std::string older = "session_2026-01-01_10-00-00_000001_100";
+  const std::string newer = "session_2026-01-02_10-00-00_000001_200";
+  place(f.qdstrm, demo / older / "logs" / "nsight" / "dtensor_policy_worker_2:4_4242.qdstrm");
+  place(f.report, demo / newer / "logs" / "nsight" / f.report.filename());
+  place(f.manifest, demo / newer / "logs" / "nsight" / f.manifest.filename());
+  const auto r = run({kNsel, "check", "--json"}, {{"TMPDIR", temp.string()}});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json check = json::parse(r.out);
+  EXPECT_EQ(check["session"], newer);
+  EXPECT_EQ(only_report(check)["verdict"], "ok");
+  fs::remove_all(temp);
+}
+
+}  // namespace
