@@ -76,8 +76,10 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
 
 int run_worker(const WorkerRequest& request, const std::function<void(const std::string&)>& tell) {
   const WorkerLaunch launch = decide_worker(request);
-  for (const std::string& line : launch.notices) tell(line);
-  if (!launch.profiled) replace_process(launch.program);
+  if (!launch.profiled) {
+    for (const std::string& line : launch.notices) tell(line);
+    replace_process(launch.program);
+  }
 
   const WorkerPlan& plan = launch.plan;
   if (!request.output_dir.empty()) {
@@ -88,6 +90,8 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
                   ec.message() + "); expected a writable folder");
     }
   }
+  // Told once the job can start: a bad --output-dir stays a one-line error.
+  for (const std::string& line : launch.notices) tell(line);
   tell(plan.log_line());
   // Shielded from signals to our process group; a stop reaches the program, never nsys. The
   // manifest and the per-window names are the keeper's work, so they are done even when this
