@@ -1,6 +1,8 @@
 // The example worker: N training steps of real CPU work, each inside an NVTX range named exactly
 // "step <n>", with the nsel step call at the start of each step. This is what a user's training
-// loop adds: one line, `nsel::step(n)`.
+// loop adds: one line, `nsel::step(n)`. With --train, each step looks like data-parallel
+// training: forward, backward, an all-reduce-like wait in which every rank waits for the slowest
+// (a real barrier between the processes, through files in a shared folder), then optimizer.
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
@@ -9,8 +11,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "nsel/step/step.hpp"
 
@@ -44,6 +48,37 @@ void describe(const std::string& path) {
       << "ld_preload=" << (preload ? preload : "") << "\n";
 }
 
+// Every rank waits here until all `world` ranks have finished step `step`'s backward pass, as
+// they wait in an all-reduce of gradients for the slowest one. Bounded, so that a rank that died
+// (or never started) stops no one for long: after one wait in vain, no rank is waited for again.
+bool all_reduce_wait(const std::filesystem::path& folder, long long step, long long rank,
+                     long long world) {
+  const std::string prefix = "step-" + std::to_string(step) + ".rank-";
+  std::ofstream(folder / (prefix + std::to_string(rank))).put('\n');
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < until) {
+    long long arrived = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+      if (entry.path().filename().string().starts_with(prefix)) ++arrived;
+    }
+    if (arrived >= world) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  std::fprintf(stderr,
+               "rank %lld: gave up waiting for %lld ranks at step %lld; not waiting again\n", rank,
+               world, step);
+  return false;
+}
+
+// One range around `work`, named as a profiler user reads it.
+template <typename Work>
+void range(const char* name, Work work) {
+  nvtxRangePushA(name);
+  work();
+  nvtxRangePop();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,6 +89,11 @@ int main(int argc, char** argv) {
   std::string name = "worker";
   std::string describe_path;
   std::string progress_path;
+  std::string train_folder;
+  long long world = 1;
+  long long rank = 0;
+  if (const char* given = std::getenv("RANK")) rank = std::atoll(given);
+  long long slow_percent = 0;
   CLI::App app{"The example worker: training steps of CPU work, each in an NVTX range 'step <n>'",
                "nsel-example-worker"};
   app.add_option("--steps", steps, "the last step (steps to run from step 1)")
@@ -68,6 +108,16 @@ int main(int argc, char** argv) {
   app.add_option("--name", name, "the worker's name");
   app.add_option("--describe", describe_path, "write the process's facts to this file");
   app.add_option("--progress", progress_path, "write a line per step begun to this file");
+  app.add_option("--train", train_folder,
+                 "training-like steps: forward, backward, all-reduce wait with the other ranks "
+                 "(through this shared folder), optimizer");
+  app.add_option("--world", world, "ranks that meet in the all-reduce wait (with --train)")
+      ->check(CLI::Range(1LL, 4096LL));
+  app.add_option("--rank", rank, "this process's rank (default: RANK, else 0)")
+      ->check(CLI::Range(0LL, 4095LL));
+  app.add_option("--slow-percent", slow_percent,
+                 "this rank computes this much slower (a straggler)")
+      ->check(CLI::Range(0LL, 1000LL));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -80,6 +130,7 @@ int main(int argc, char** argv) {
   std::FILE* progress = progress_path.empty() ? nullptr : std::fopen(progress_path.c_str(), "w");
 
   double sink = 0;
+  bool peers_alive = true;  // with --train: the other ranks came to every all-reduce so far
   for (long long step = first_step; step <= steps; ++step) {
     nsel::step(step);  // opens or closes the capture window; one branch when not profiled
     if (progress != nullptr) {
@@ -89,9 +140,22 @@ int main(int argc, char** argv) {
                        std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
       std::fflush(progress);
     }
-    const std::string range = "step " + std::to_string(step);
-    nvtxRangePushA(range.c_str());
-    sink += burn_cpu(std::chrono::milliseconds(work_ms));
+    const std::string step_range = "step " + std::to_string(step);
+    nvtxRangePushA(step_range.c_str());
+    if (train_folder.empty()) {
+      sink += burn_cpu(std::chrono::milliseconds(work_ms));
+    } else {
+      // Forward, backward and optimizer share the step's compute 4:5:1; a slow rank needs more.
+      const auto compute = [&](long long parts) {
+        return std::chrono::milliseconds(work_ms * parts * (100 + slow_percent) / 1000);
+      };
+      range("forward", [&] { sink += burn_cpu(compute(4)); });
+      range("backward", [&] { sink += burn_cpu(compute(5)); });
+      range("all-reduce", [&] {
+        if (peers_alive) peers_alive = all_reduce_wait(train_folder, step, rank, world);
+      });
+      range("optimizer", [&] { sink += burn_cpu(compute(1)); });
+    }
     nvtxRangePop();
   }
   std::printf("%s pid %d: %lld steps done (%.0f)\n", name.c_str(), getpid(), steps,

@@ -1,8 +1,26 @@
 #!/usr/bin/env bash
-# Installs what nsel needs on a Debian 12 machine, idempotently: build tools and
-# libraries, and Nsight Systems from Debian's non-free component (with the importer
-# link Debian's package lacks). Safe to run again; does nothing that is already done.
+# Installs what nsel needs on a Debian 12 machine, idempotently. Safe to run again; does nothing
+# that is already done.
+#
+#   scripts/setup.sh demo   what the demo needs: build tools and libraries, and Nsight Systems
+#                           from Debian's non-free component (with the importer link Debian's
+#                           package lacks); scripts/demo.sh runs this
+#   scripts/setup.sh [test] all of the above, and what the tests need besides (the parts in
+#                           scripts/setup.d: Nsight Systems 2023.4, rsync, the fuzzing compilers,
+#                           Chromium, Python with Ray, SLURM); scripts/test.sh runs this
+#
+# All missing Debian packages are installed by one `apt-get install`, after at most one
+# `apt-get update`, and neither runs when nothing is missing.
 set -euo pipefail
+
+mode=${1:-test}
+case "$mode" in
+  demo | test) ;;
+  *)
+    printf "setup: error: MODE='%s': unknown; expected 'demo' (what the demo needs) or 'test' (everything)\n" "$mode" >&2
+    exit 2
+    ;;
+esac
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -10,9 +28,15 @@ as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-# Waits for another apt run instead of failing on its lock.
+# Waits for another apt run instead of failing on its lock. The package lists are refreshed at
+# most once per setup run.
+apt_updated=0
 apt_install() {
-  as_root apt-get -o DPkg::Lock::Timeout=900 update -q
+  if [ "$apt_updated" = 0 ]; then
+    enable_non_free
+    as_root apt-get -o DPkg::Lock::Timeout=900 update -q
+    apt_updated=1
+  fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q \
     --no-install-recommends "$@"
 }
@@ -28,38 +52,70 @@ missing_packages() {
 enable_non_free() {
   # Nsight Systems lives in Debian's non-free; add contrib/non-free to the system's
   # own Debian sources rather than naming any mirror.
-  local changed=0 file
+  local file
   for file in /etc/apt/sources.list.d/*.sources; do
     [ -f "$file" ] || continue
     grep -q 'debian' "$file" || continue
     if grep -qE '^Components:' "$file" && ! grep -qE '^Components:.*non-free( |$)' "$file"; then
       as_root sed -i -E '/^Components:/{/non-free( |$)/!s/$/ contrib non-free/}' "$file"
-      changed=1
     fi
   done
   if [ -f /etc/apt/sources.list ] && grep -qE '^deb .*debian.* main' /etc/apt/sources.list &&
      ! grep -qE '^deb .*debian.* main.*non-free( |$)' /etc/apt/sources.list; then
     as_root sed -i -E '/^deb .*debian/{/non-free( |$)/!s/ main/ main contrib non-free/}' /etc/apt/sources.list
-    changed=1
   fi
-  echo "$changed"
 }
 
+# What the demo needs: the build (the test libraries too, as configuring the project finds them)
+# and Nsight Systems 2022.4.
 packages=(
-  build-essential cmake ninja-build pkg-config clang-format
+  build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   python3
   nsight-systems nsight-systems-target
 )
+# Packages whose maintainer scripts would start system services (set by a part; see 60-slurm.sh).
+no_service_packages=()
+# Steps the parts need done once their packages are installed, in order.
+after_install=()
+
+# Each feature the tests need (a second Nsight Systems, a browser, SLURM, Python and Ray, ...)
+# has its own part in scripts/setup.d, sourced in name order with the helpers above. A part that
+# declares (adds its Debian packages to `packages`, its later steps to `after_install`) is
+# sourced before the one install; a part that does its work as it is sourced
+# (20-nsys-2023.sh), after it.
+declaring_parts=()
+working_parts=()
+if [ "$mode" = test ]; then
+  # clang-format for the format test; libssh-4 for Nsight Systems 2023.4's importer, so that
+  # 20-nsys-2023.sh finds it installed.
+  packages+=(clang-format libssh-4)
+  for part in "$(dirname "$0")"/setup.d/*.sh; do
+    [ -f "$part" ] || continue
+    if grep -q '^packages+=' "$part"; then declaring_parts+=("$part"); else working_parts+=("$part"); fi
+  done
+fi
+for part in "${declaring_parts[@]}"; do
+  # shellcheck source=/dev/null
+  source "$part"
+done
 
 mapfile -t missing < <(missing_packages "${packages[@]}")
-
-if [ "$(enable_non_free)" = 1 ] || [ ${#missing[@]} -gt 0 ]; then
-  if [ ${#missing[@]} -gt 0 ]; then
-    log "installing: ${missing[*]}"
-    apt_install "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing: ${missing[*]}"
+  # Keep the packages' scripts from starting system daemons: on a machine without a
+  # policy-rc.d, deny service starts only while installing.
+  policy_made=0
+  mapfile -t quiet < <(missing_packages "${no_service_packages[@]}")
+  if [ ${#quiet[@]} -gt 0 ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+    as_root sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d'
+    policy_made=1
   fi
+  install_status=0
+  apt_install "${missing[@]}" || install_status=$?
+  if [ "$policy_made" = 1 ]; then as_root rm -f /usr/sbin/policy-rc.d; fi
+  [ "$install_status" = 0 ] || exit "$install_status"
 fi
 
 # Debian's nsys looks for its importer under the multiarch folder; without this link
@@ -84,11 +140,9 @@ fi
 
 command -v nsys >/dev/null || { log "nsys is not on PATH after install"; exit 1; }
 
-# Each feature that needs more (Python and Ray, a browser, SLURM, ...) has its own
-# idempotent part in scripts/setup.d, run in name order with the helpers above.
-for part in "$(dirname "$0")"/setup.d/*.sh; do
-  [ -f "$part" ] || continue
+for part in "${working_parts[@]}"; do
   # shellcheck source=/dev/null
   source "$part"
 done
-log "ready: $(nsys --version 2>/dev/null | head -n1)"
+for step in "${after_install[@]}"; do "$step"; done
+log "ready for the ${mode}: $(nsys --version 2>/dev/null | head -n1)"

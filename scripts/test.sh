@@ -10,7 +10,7 @@
 # real-nsys labels with its bin folder first on PATH. "2022.4" alone: one pass, as before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh test
 bash scripts/build.sh
 cd "${NSEL_BUILD_DIR:-build}"
 

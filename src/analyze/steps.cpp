@@ -30,6 +30,13 @@ std::vector<StepRange> read_step_ranges(const std::filesystem::path& sqlite_expo
   return steps;
 }
 
+bool export_has_nvtx(const std::filesystem::path& sqlite_export) {
+  const analyze::Database db(sqlite_export);
+  if (!db.has_table("NVTX_EVENTS")) return false;
+  analyze::Statement statement = db.prepare("SELECT 1 FROM NVTX_EVENTS LIMIT 1");
+  return statement.step();
+}
+
 std::string describe_steps(const std::vector<StepRange>& steps) {
   if (steps.empty()) return "none";
   std::vector<long long> numbers;

@@ -11,6 +11,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
 #include "nsel/reports/discovery.hpp"
+#include "nsel/workflow/check_run.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -79,6 +80,10 @@ Json to_json(const Discovery& found) {
                            : Json(nullptr);
     item["manifest"] = r.manifest ? Json(r.manifest->string()) : Json(nullptr);
     item["qdstrm"] = r.qdstrm ? Json(r.qdstrm->string()) : Json(nullptr);
+    // nsel check's verdict from names, sizes and the manifest alone (no report is opened).
+    const CheckedReport checked = judge_report(r);
+    item["verdict"] = std::string(to_string(checked.verdict));
+    item["verdict_reason"] = text_or_null(checked.reason);
     reports.push_back(item);
   }
   out["reports"] = reports;
@@ -126,16 +131,19 @@ void print_table(const Discovery& found, const std::vector<fs::path>& searched) 
         }
         worker_width = std::max(worker_width, other.worker.size());
       }
-      std::printf("    %-*s  %-7s  %-5s  %-8s  %10s  %s\n", static_cast<int>(worker_width),
-                  "WORKER", "WINDOW", "RANK", "PID", "SIZE", "STATE");
+      std::printf("    %-*s  %-7s  %-5s  %-8s  %10s  %-20s  %s\n", static_cast<int>(worker_width),
+                  "WORKER", "WINDOW", "RANK", "PID", "SIZE", "VERDICT", "STATE");
     }
+    // The verdict's reason says more than the state's (why a report is missing).
+    const CheckedReport checked = judge_report(r);
+    const std::string& why = checked.reason.empty() ? r.reason : checked.reason;
     const std::string state =
-        std::string(to_string(r.state)) + (r.reason.empty() ? "" : " (" + r.reason + ")");
-    std::printf("    %-*s  %-7s  %-5s  %-8s  %10s  %s\n", static_cast<int>(worker_width),
+        std::string(to_string(r.state)) + (why.empty() ? "" : " (" + why + ")");
+    std::printf("    %-*s  %-7s  %-5s  %-8s  %10s  %-20s  %s\n", static_cast<int>(worker_width),
                 cell(r.worker).c_str(), cell(r.window).c_str(),
                 r.rank ? std::to_string(*r.rank).c_str() : "-",
                 r.pid != 0 ? std::to_string(r.pid).c_str() : "-", size_text(r.bytes).c_str(),
-                state.c_str());
+                std::string(to_string(checked.verdict)).c_str(), state.c_str());
   }
   for (const DiscoveryNote& note : found.notes) {
     const bool shown = std::any_of(found.reports.begin(), found.reports.end(),
@@ -153,6 +161,9 @@ void print_table(const Discovery& found, const std::vector<fs::path>& searched) 
     }
     std::printf("\n%zu report(s) in %zu session(s): %s\n", found.reports.size(), found.sessions,
                 summary.c_str());
+    std::printf(
+        "'nsel check' opens each complete report for its window's steps and exits non-zero "
+        "when any is missing or wrong.\n");
   }
 }
 
@@ -182,7 +193,8 @@ Action add_ls(CLI::App& app) {
       "else its host.\n"
       "--json prints one object: nsel_ls (format version 1), roots, sessions, counts, notes,\n"
       "reports (path, state, reason, worker, window, pid, rank, local_rank, node, session, job,\n"
-      "root, bytes, modified, manifest, qdstrm; null when unknown); see docs/reports.md.\n"
+      "root, bytes, modified, manifest, qdstrm, verdict, verdict_reason; null when unknown);\n"
+      "see docs/reports.md. VERDICT is 'nsel check's, from the files alone.\n"
       "Usage: nsel ls [--json] [ROOT...]");
   ls->add_flag("--json", options->json, "print one JSON object (stable; see docs/reports.md)");
   ls->add_option("ROOT", options->roots, "folders to search (default: /tmp/ray, <temp>/nsel-demo)");

@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
   add("demo", nsel::cli::add_demo);
   add("report", nsel::cli::add_report);
   add("ls", nsel::cli::add_ls);
+  add("check", nsel::cli::add_check);
   add("recover", nsel::cli::add_recover);
   add("sync", nsel::cli::add_sync);
   add("ray", nsel::cli::add_ray);

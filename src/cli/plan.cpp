@@ -172,13 +172,21 @@ Action add_plan(CLI::App& app) {
         WorkerPlan preview = select_worker(settings, request);
         if (!preview.notice.empty()) std::fprintf(stderr, "%s\n", preview.notice.c_str());
         if (preview.profile) {
-          if (!probe && settings.capture == CaptureMode::automatic) {
-            probe = std::make_unique<GpuProbe>(probe_gpu_isolated());
-          }
+          const bool needs_probe =
+              settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda;
+          if (!probe && needs_probe) probe = std::make_unique<GpuProbe>(probe_gpu_isolated());
           request.node_capture =
               resolve_capture_mode(settings.capture, probe ? *probe : GpuProbe{});
           complete_plan(preview, settings, request);
           std::fprintf(stderr, "%s\n", preview.log_line().c_str());
+          std::optional<GpuVisibility> gpu;
+          if (probe) {
+            gpu = GpuVisibility{probe->usable, probe->detail,
+                                environment_variable("CUDA_VISIBLE_DEVICES")};
+          }
+          for (const std::string& line : plan_guidance(preview, settings.capture, gpu)) {
+            std::fprintf(stderr, "%s\n", line.c_str());
+          }
         }
         if (options->json) {
           std::printf("%s\n", to_json(preview, preview.profile ? probe.get() : nullptr)

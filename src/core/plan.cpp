@@ -1,7 +1,10 @@
 #include "nsel/core/plan.hpp"
 
+#include <algorithm>
+
 #include "core/output_name.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/core/values.hpp"
 
 namespace nsel {
 namespace {
@@ -232,6 +235,93 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
   WorkerPlan plan = select_worker(settings, request);
   complete_plan(plan, settings, request);
   return plan;
+}
+
+namespace {
+
+// Report sizes written by Nsight Systems 2022.4 on this project's machines (docs/selection.md,
+// "Guidance"): the part every report has, and what one step adds by trace kind.
+constexpr std::uintmax_t kReportFixedBytes = 139 * 1000;  // a 1-step window, t=cuda,nvtx, no GPU
+// The example worker: one NVTX range a step. OS runtime calls and CPU sampling grow with time
+// and with what a step does, not with the step count, so they are left out (sampling added
+// about 14 KB a second of one busy thread here).
+constexpr std::uintmax_t kNvtxStepBytes = 60;
+// nersc-sc22-ddp/4gpu_baseline.nsys-rep (A100, one rank of a 4-rank DDP UNet, about 380 kernels a
+// step, -t cuda,cublas,nvtx with CPU sampling, nsys 2022.4.2):
+// 3,273,656 bytes over 59 steps.
+constexpr std::uintmax_t kCudaStepBytes = 55 * 1000;
+
+long long window_steps(const WorkerPlan& plan) {
+  long long steps = 0;
+  for (const StepWindow& w : plan.windows) steps += w.stop - w.start;
+  return steps;
+}
+
+bool traces(const WorkerPlan& plan, std::string_view kind) {
+  const std::string t = plan.options.get("t").value_or("");
+  std::size_t begin = 0;
+  while (begin <= t.size()) {
+    const std::size_t end = std::min(t.find(',', begin), t.size());
+    if (std::string_view(t).substr(begin, end - begin) == kind) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+ReportSizeEstimate estimate_report_size(const WorkerPlan& plan) {
+  const long long steps = window_steps(plan);
+  std::uintmax_t per_step = kNvtxStepBytes;
+  std::string basis = size_text(kReportFixedBytes) + " + " + std::to_string(steps) + " steps x ";
+  std::string kinds = "NVTX";
+  if (traces(plan, "cuda")) {
+    per_step += kCudaStepBytes;
+    kinds += " and CUDA as on one A100 DDP rank";
+  }
+  ReportSizeEstimate estimate;
+  estimate.bytes = kReportFixedBytes * plan.windows.size() +
+                   per_step * static_cast<std::uintmax_t>(std::max(steps, 0LL));
+  estimate.basis = basis + size_text(per_step) + " of " + kinds;
+  return estimate;
+}
+
+std::vector<std::string> plan_guidance(const WorkerPlan& plan, CaptureMode requested,
+                                       const std::optional<GpuVisibility>& gpu) {
+  std::vector<std::string> lines;
+  if (!plan.profile) return lines;
+  const std::string who = "nsel: warning: worker " + quote(plan.worker) + ": ";
+  const long long steps = window_steps(plan);
+  if (steps > kSuggestedWindowSteps) {
+    const ReportSizeEstimate size = estimate_report_size(plan);
+    lines.push_back(who + "window " + windows_text(plan.windows) + " is " + std::to_string(steps) +
+                    " steps, the NeMo RL guide suggests about " +
+                    std::to_string(kSuggestedWindowSteps) + "; expect a report of about " +
+                    size_text(size.bytes) + " (" + size.basis +
+                    ") that takes longer to write and to open; shorten " +
+                    std::string(kStepRangeVariable) + " unless you need every step");
+  }
+  if (gpu && !gpu->usable) {
+    const bool cuda_capture = plan.capture == CaptureMode::cuda;
+    const bool cuda_traces = requested == CaptureMode::automatic && traces(plan, "cuda");
+    if (cuda_capture || cuda_traces) {
+      std::string hidden;
+      if (gpu->cuda_visible_devices) {
+        hidden = ", CUDA_VISIBLE_DEVICES=" + quote(*gpu->cuda_visible_devices);
+      }
+      const std::string what =
+          cuda_capture
+              ? "its capture uses the CUDA profiler API, so its window would never open "
+                "and it would leave no report"
+              : "its report would hold no CUDA data (t=" + plan.options.get("t").value_or("") + ")";
+      lines.push_back(who + "sees no usable GPU (" + gpu->detail + hidden + ") but " + what +
+                      "; fix: run it where a GPU is visible (check CUDA_VISIBLE_DEVICES and the "
+                      "driver), or, if it uses no GPU, set " +
+                      std::string(kCaptureVariable) + "=nvtx" +
+                      (cuda_capture ? "" : " and drop cuda from t in NRL_NSYS_EXTRA_OPTIONS"));
+    }
+  }
+  return lines;
 }
 
 }  // namespace nsel

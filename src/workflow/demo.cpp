@@ -17,6 +17,7 @@
 #include "nsel/step/gpu_probe.hpp"
 #include "nsel/sys/host.hpp"
 #include "nsel/sys/process.hpp"
+#include "nsel/workflow/summarize_reports.hpp"
 
 namespace nsel {
 namespace {
@@ -84,7 +85,83 @@ DemoReport inspect(const fs::path& report, const std::optional<ExportSettings>& 
   return listed;
 }
 
+constexpr std::string_view kWaitRange = "all-reduce";
+
+// Each process's compute per step: the step less its wait for the others.
+std::vector<DemoComputeStep> compute_per_step(const ReportSet& set) {
+  std::vector<DemoComputeStep> out;
+  for (const StepAcrossWorkers& across : set.comparison.steps) {
+    DemoComputeStep step{across.step, {}, {}};
+    std::vector<double> known;
+    for (const ProcessSummary& process : set.processes) {
+      std::optional<long long> compute;
+      for (const StepSummary& s : process.steps) {
+        if (s.step != across.step) continue;
+        long long wait = 0;
+        for (const RangeShare& share : s.shares) {
+          if (share.range == kWaitRange) wait += share.ns;
+        }
+        compute = s.duration_ns() - wait;
+        known.push_back(static_cast<double>(*compute));
+        break;
+      }
+      step.compute_ns.push_back(compute);
+    }
+    std::sort(known.begin(), known.end());
+    const double median = known.empty() ? 0
+                          : known.size() % 2 == 1
+                              ? known[known.size() / 2]
+                              : (known[known.size() / 2 - 1] + known[known.size() / 2]) / 2;
+    const double limit = median * (1 + set.comparison.straggler_percent / 100);
+    for (const auto& compute : step.compute_ns) {
+      step.slow.push_back(known.size() > 1 && compute && static_cast<double>(*compute) > limit);
+    }
+    out.push_back(std::move(step));
+  }
+  return out;
+}
+
+std::optional<DemoStraggler> find_straggler(const std::vector<DemoComputeStep>& steps,
+                                            std::size_t processes) {
+  std::vector<DemoStraggler> per(processes);
+  for (std::size_t p = 0; p < processes; ++p) per[p].process = p;
+  for (const DemoComputeStep& step : steps) {
+    std::vector<double> known;
+    for (const auto& compute : step.compute_ns) {
+      if (compute) known.push_back(static_cast<double>(*compute));
+    }
+    std::sort(known.begin(), known.end());
+    if (known.empty()) continue;
+    const double median = known.size() % 2 == 1
+                              ? known[known.size() / 2]
+                              : (known[known.size() / 2 - 1] + known[known.size() / 2]) / 2;
+    for (std::size_t p = 0; p < processes; ++p) {
+      if (!step.compute_ns[p]) continue;
+      ++per[p].steps;
+      if (!step.slow[p] || median <= 0) continue;
+      ++per[p].slow_steps;
+      per[p].mean_percent_above_median +=
+          100.0 * (static_cast<double>(*step.compute_ns[p]) - median) / median;
+    }
+  }
+  std::optional<DemoStraggler> worst;
+  for (DemoStraggler& candidate : per) {
+    if (candidate.slow_steps == 0) continue;
+    candidate.mean_percent_above_median /= static_cast<double>(candidate.slow_steps);
+    if (!worst || candidate.slow_steps > worst->slow_steps ||
+        (candidate.slow_steps == worst->slow_steps &&
+         candidate.mean_percent_above_median > worst->mean_percent_above_median)) {
+      worst = candidate;
+    }
+  }
+  return worst;
+}
+
 }  // namespace
+
+int DemoRun::exit_code() const {
+  return failed_workers == 0 && verdict.exit_code() == 0 ? 0 : 1;
+}
 
 DemoRun run_demo(const DemoRequest& request, const std::function<void(const std::string&)>& tell) {
   if (!request.root.empty() && fs::exists(request.root) && !fs::is_directory(request.root)) {
@@ -129,15 +206,27 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
   run.shows_ranks = request.ranks > 0 || settings.ranks || settings.local_ranks || settings.nodes;
   // Resolved once here and passed to every worker, so they all capture the same way.
   const CaptureMode capture = resolve_node_capture_mode(settings.capture);
+  // The policy ranks meet in an all-reduce-like wait, through a folder of the session's own.
+  const int policy_ranks = request.ranks > 0 ? request.ranks : 2;
+  run.slow_rank = policy_ranks > 1 ? policy_ranks - 1 : -1;
+  const fs::path meeting = run.session / "demo-all-reduce";
+  fs::create_directories(meeting);
   const auto start = [&](const DemoWorker& worker) {
-    const std::vector<std::string> argv = {self,           "exec",
-                                           "--worker",     worker.name,
-                                           "--output-dir", run.nsight_dir.string(),
-                                           "--capture",    std::string(to_string(capture)),
-                                           "--",           worker_program,
-                                           "--steps",      std::to_string(request.steps),
-                                           "--work-ms",    std::to_string(request.work_ms),
-                                           "--name",       worker.name};
+    std::vector<std::string> argv = {self,           "exec",
+                                     "--worker",     worker.name,
+                                     "--output-dir", run.nsight_dir.string(),
+                                     "--capture",    std::string(to_string(capture)),
+                                     "--",           worker_program,
+                                     "--steps",      std::to_string(request.steps),
+                                     "--work-ms",    std::to_string(request.work_ms),
+                                     "--name",       worker.name};
+    if (worker.name == "dtensor_policy_worker") {
+      argv.insert(argv.end(), {"--train", meeting.string(), "--world", std::to_string(policy_ranks),
+                               "--rank", std::to_string(worker.rank)});
+      if (worker.rank == run.slow_rank) {
+        argv.insert(argv.end(), {"--slow-percent", std::to_string(request.slow_percent)});
+      }
+    }
     return spawn_process(
         argv, {"RANK=" + std::to_string(worker.rank), "LOCAL_RANK=" + std::to_string(worker.rank)},
         run.nsight_dir.string(), ChildOutput::to_stderr);  // stdout carries only the listing
@@ -160,6 +249,29 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
   }
   std::sort(reports.begin(), reports.end());
   for (const fs::path& report : reports) run.reports.push_back(inspect(report, exports));
+
+  long long profiled = 0;
+  for (const DemoWorker& worker : run.workers) profiled += worker.profiled ? 1 : 0;
+  if (!reports.empty() && exports) {
+    // As `nsel report` summarises them: steps, stragglers and the HTML page.
+    ReportRequest summary;
+    summary.paths = {run.nsight_dir};
+    summary.html_file = run.session / "nsel-report.html";
+    summary.environment = environment_variable;
+    try {
+      run.summary = summarize_reports(summary, ReportProgress{});
+      run.html = summary.html_file;
+      run.compute = compute_per_step(*run.summary);
+      run.straggler = find_straggler(run.compute, run.summary->processes.size());
+    } catch (const Error& e) {
+      run.summary_problem = e.what();
+    }
+  }
+  // As `nsel check` judges a run: every profiled worker must have left its window's steps.
+  CheckRequest check;
+  check.roots = {run.session};
+  if (profiled > 0) check.expect = profiled;
+  run.verdict = check_run(check);
   return run;
 }
 

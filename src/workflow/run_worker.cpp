@@ -59,16 +59,29 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
   }
   plan_request.nsys = *nsys.path;
   plan_request.nsys_version = parse_nsys_version(nsys.version);
-  plan_request.node_capture = resolve_node_capture_mode(settings.capture);
+  // Probed once, where the capture depends on it (auto) or cannot work without it (cuda).
+  std::optional<GpuVisibility> gpu;
+  if (settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda) {
+    const GpuProbe probe = probe_gpu_isolated();
+    gpu = GpuVisibility{probe.usable, probe.detail, request.environment("CUDA_VISIBLE_DEVICES")};
+    plan_request.node_capture = resolve_capture_mode(settings.capture, probe);
+  } else {
+    plan_request.node_capture = settings.capture;
+  }
   complete_plan(out.plan, settings, plan_request);
+  for (std::string& line : plan_guidance(out.plan, settings.capture, gpu)) {
+    out.notices.push_back(std::move(line));
+  }
   out.profiled = true;
   return out;
 }
 
 int run_worker(const WorkerRequest& request, const std::function<void(const std::string&)>& tell) {
   const WorkerLaunch launch = decide_worker(request);
-  for (const std::string& line : launch.notices) tell(line);
-  if (!launch.profiled) replace_process(launch.program);
+  if (!launch.profiled) {
+    for (const std::string& line : launch.notices) tell(line);
+    replace_process(launch.program);
+  }
 
   const WorkerPlan& plan = launch.plan;
   if (!request.output_dir.empty()) {
@@ -79,6 +92,8 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
                   ec.message() + "); expected a writable folder");
     }
   }
+  // Told once the job can start: a bad --output-dir stays a one-line error.
+  for (const std::string& line : launch.notices) tell(line);
   tell(plan.log_line());
   // Shielded from signals to our process group; a stop reaches the program, never nsys. The
   // manifest and the per-window names are the keeper's work, so they are done even when this

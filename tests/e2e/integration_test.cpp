@@ -362,3 +362,93 @@ TEST(Demo, ProfilesThePolicyWorkersOfARaySession) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n') > 0, true);
   fs::remove_all(root);
 }
+
+// The demo ends with what nsel is for: the step table, the straggler (the rank made slower), the
+// verdict of nsel check on its session, and the HTML page.
+TEST(Demo, EndsWithTheStepTableTheStragglerTheVerdictAndThePage) {
+  const fs::path root = make_temp_dir("demo-end");
+  const auto j = run({kNsel, "demo", "--root", root.string(), "--json"}, {});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto out = nlohmann::json::parse(j.out);
+  EXPECT_EQ(out["slow_rank"], 1);
+  ASSERT_TRUE(out["straggler"].is_object()) << j.out;
+  EXPECT_EQ(out["straggler"]["rank"], 1);
+  // Of the window's 2 steps; 50 % slower is 20 % above the median of two, well past 10 %.
+  EXPECT_GE(out["straggler"]["slow_steps"], 1);
+  EXPECT_EQ(out["straggler"]["steps"], 2);
+  EXPECT_EQ(out["verdict"]["exit_code"], 0);
+  EXPECT_EQ(out["verdict"]["expected"], 2);
+  EXPECT_EQ(out["verdict"]["counts"], nlohmann::json({{"ok", 2}}));
+  const fs::path html = out["html"].get<std::string>();
+  EXPECT_NE(nsel::test::slurp(html).find("<html"), std::string::npos) << html;
+
+  const auto t = run({kNsel, "demo", "--root", root.string()}, {});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const auto text = lines(t.out);
+  ASSERT_GE(text.size(), 4u) << t.out;
+  EXPECT_NE(t.out.find("\nSteps, ms: the step (its compute: the step less its all-reduce wait)"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("forward "), std::string::npos);
+  EXPECT_NE(t.out.find(", all-reduce "), std::string::npos);
+  EXPECT_NE(t.out.find("\nStraggler: dtensor_policy_worker rank 1 (pid "), std::string::npos)
+      << t.out;
+  EXPECT_TRUE(text[text.size() - 3].starts_with("Verdict (nsel check ")) << t.out;
+  EXPECT_TRUE(text[text.size() - 3].ends_with("): OK: 2 process(es), 2 expected: 2 ok")) << t.out;
+  EXPECT_TRUE(text.back().starts_with("HTML page: " + root.string() + "/session_")) << t.out;
+  EXPECT_TRUE(text.back().ends_with("/nsel-report.html")) << t.out;
+  fs::remove_all(root);
+}
+
+// Guidance on stderr before the job starts, never changing stdout or the exit code.
+TEST(Guidance, PlanWarnsOfALongWindowWithTheEstimate) {
+  auto env = selection("2:52");
+  env["NSEL_CAPTURE"] = "nvtx";
+  const auto r = run({kNsel, "plan", "--json", "dtensor_policy_worker"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, kLogLine +
+                       "\nnsel: warning: worker 'dtensor_policy_worker': window 2:52 is 50 steps, "
+                       "the NeMo RL guide suggests about 10; expect a report of about 2.8 MiB "
+                       "(135.7 KiB + 50 steps x 53.8 KiB of NVTX and CUDA as on one A100 DDP "
+                       "rank) that takes longer to write and to open; shorten "
+                       "NRL_NSYS_PROFILE_STEP_RANGE unless you need every step\n");
+  EXPECT_EQ(lines(r.out).size(), 1u);
+  const auto short_window = run({kNsel, "plan", "dtensor_policy_worker"}, [] {
+    auto e = selection("2:12");
+    e["NSEL_CAPTURE"] = "nvtx";
+    return e;
+  }());
+  EXPECT_EQ(short_window.err, kLogLine + "\n");
+}
+
+TEST(Guidance, ExecWarnsWhenItsCaptureNeedsAGpuItDoesNotSee) {
+  auto env = selection("2:3");
+  env["NSEL_CAPTURE"] = "cuda";
+  env["CUDA_VISIBLE_DEVICES"] = "";
+  const auto plan = run({kNsel, "plan", "--json", "dtensor_policy_worker"}, env);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  if (nlohmann::json::parse(plan.out)["gpu"]["usable"] == true) {
+    GTEST_SKIP() << "a usable GPU is visible even with CUDA_VISIBLE_DEVICES=''";
+  }
+  const fs::path dir = make_temp_dir("guidance-gpu");
+  const auto r = run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+                      dir.string(), "--", kWorker, "--steps", "3", "--work-ms", "10"},
+                     env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // the program's
+  bool warned = false;
+  for (const std::string& line : lines(r.err)) {
+    if (!line.starts_with("nsel: warning: worker 'dtensor_policy_worker': sees no usable GPU (")) {
+      continue;
+    }
+    warned = true;
+    EXPECT_NE(line.find(", CUDA_VISIBLE_DEVICES='') but its capture uses the CUDA profiler API, "
+                        "so its window would never open and it would leave no report; fix: "),
+              std::string::npos)
+        << line;
+  }
+  EXPECT_TRUE(warned) << r.err;
+  EXPECT_TRUE(has_line(plan.err, lines(r.err)[0])) << plan.err << r.err;  // plan says the same
+  // And indeed: no report.
+  EXPECT_TRUE(nsel::test::reports_in(dir).empty());
+  fs::remove_all(dir);
+}

@@ -1,6 +1,7 @@
 // The plan for one worker: whether it is profiled, why, and the exact nsys command.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,5 +74,35 @@ WorkerPlan plan_worker(const ProfileSettings& settings, const PlanRequest& reque
 // request.nsys and request.node_capture.
 WorkerPlan select_worker(const ProfileSettings& settings, const PlanRequest& request);
 void complete_plan(WorkerPlan& plan, const ProfileSettings& settings, const PlanRequest& request);
+
+// ---- guidance before a selected worker starts (nsel exec and nsel plan print it on stderr) ----
+
+// The NeMo RL guide suggests windows of about this many steps.
+inline constexpr long long kSuggestedWindowSteps = 10;
+
+// How big the report of a plan is likely to be, from its traces and the steps of its windows.
+// The figures are measured (see docs/selection.md, "Guidance"): a fixed part, what each step
+// adds by trace kind, and the GPU part taken from a real A100 DDP capture; a real step with
+// more kernels or ranges makes a bigger report.
+struct ReportSizeEstimate {
+  std::uintmax_t bytes = 0;
+  std::string basis;  // one phrase: what the figure rests on
+};
+ReportSizeEstimate estimate_report_size(const WorkerPlan& plan);
+
+// What the node's GPU probe found (step/gpu_probe.hpp), for a pure check.
+struct GpuVisibility {
+  bool usable = false;
+  std::string detail;                               // "1 CUDA device", or why not
+  std::optional<std::string> cuda_visible_devices;  // as the worker will see it
+};
+
+// One line each (for stderr, "nsel: warning: ..."), for a selected plan: a window longer than
+// kSuggestedWindowSteps (with the size estimate), and a capture that needs a GPU the worker does
+// not see: capture by the CUDA profiler API (no window would open), or CUDA traces when nsel
+// chose the capture itself (`requested` automatic; a forced nvtx or none says the user knows).
+// `gpu`: nullopt when not probed (then nothing is said about the GPU). Empty when all is well.
+std::vector<std::string> plan_guidance(const WorkerPlan& plan, CaptureMode requested,
+                                       const std::optional<GpuVisibility>& gpu);
 
 }  // namespace nsel

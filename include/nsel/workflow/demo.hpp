@@ -1,23 +1,30 @@
 // `nsel demo`: a small GRPO-shaped local job (policy workers and one generation worker, each the
 // example worker launched through `nsel exec`, exactly as users launch theirs) with its reports
-// in a Ray-style session, listed with the steps they hold.
+// in a Ray-style session, listed with the steps they hold. The policy ranks train: forward,
+// backward, an all-reduce-like wait for the slowest rank, optimizer; the last rank is slower.
+// Then the reports are summarised as `nsel report` does (step table, stragglers, HTML page) and
+// judged as `nsel check` does.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "nsel/analyze/render.hpp"
 #include "nsel/analyze/step_ranges.hpp"
+#include "nsel/workflow/check_run.hpp"
 
 namespace nsel {
 
 struct DemoRequest {
   long long steps = 5;
   long long work_ms = 150;
-  std::filesystem::path root;  // for the sessions; empty: <temp>/nsel-demo
-  int ranks = 0;               // policy ranks; 0: the default layout (two, no rank filter)
+  std::filesystem::path root;   // for the sessions; empty: <temp>/nsel-demo
+  int ranks = 0;                // policy ranks; 0: the default layout (two, no rank filter)
+  long long slow_percent = 50;  // how much slower the last policy rank computes
 };
 
 struct DemoWorker {
@@ -34,6 +41,24 @@ struct DemoReport {
   std::string problem;  // empty, or why its steps could not be read
 };
 
+// In data-parallel training every rank waits in the all-reduce for the slowest, so step times
+// come out alike; the straggler is the rank whose compute (its step less its wait in the range
+// named "all-reduce") is above the step's median the most often.
+struct DemoStraggler {
+  std::size_t process = 0;  // index in summary->processes
+  std::size_t slow_steps = 0;
+  std::size_t steps = 0;                 // steps compared
+  double mean_percent_above_median = 0;  // of its compute, over its slow steps
+};
+
+// Per step of summary->comparison.steps, per process: its compute time, and whether it is above
+// that step's median compute by more than the straggler threshold.
+struct DemoComputeStep {
+  long long step = 0;
+  std::vector<std::optional<long long>> compute_ns;
+  std::vector<bool> slow;
+};
+
 struct DemoRun {
   std::filesystem::path session;
   std::filesystem::path nsight_dir;
@@ -41,7 +66,15 @@ struct DemoRun {
   int failed_workers = 0;
   std::vector<DemoReport> reports;               // sorted by path
   std::vector<std::filesystem::path> leftovers;  // unfinished .qdstrm captures
-  bool shows_ranks = false;  // --ranks or a rank or node filter: which ranks ran under nsys
+  bool shows_ranks = false;          // --ranks or a rank or node filter: which ranks ran under nsys
+  int slow_rank = -1;                // the policy rank made slower
+  std::optional<ReportSet> summary;  // nsel report's summary of the reports, when any
+  std::string summary_problem;       // why there is none, when reports were expected
+  std::vector<DemoComputeStep> compute;
+  std::optional<DemoStraggler> straggler;
+  std::filesystem::path html;  // the HTML page, when written
+  RunCheck verdict;            // nsel check of the session, expecting the profiled workers
+  int exit_code() const;       // 0: every worker ran and the verdict is ok
 };
 
 // Sets NRL_NSYS_WORKER_PATTERNS and NRL_NSYS_PROFILE_STEP_RANGE ('*policy*', '2:4') when neither

@@ -1,0 +1,89 @@
+// `nsel check`: the verdict of a run. For every selected process (from the manifests `nsel exec`
+// wrote), whether its report exists, is complete and holds the steps of its window, with the
+// reason when not. `nsel ls` shows the same verdicts (judge_report without opening the reports).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nsel/core/settings.hpp"
+#include "nsel/reports/discovery.hpp"
+
+namespace nsel {
+
+enum class Verdict {
+  ok,                    // a complete report holding every step of its window
+  never_started,         // expected but no manifest, or nsel exec ended before the program began
+  killed_before_window,  // killed by a signal before its window opened: no report
+  killed_in_window,      // killed by a signal inside its window: the report lacks later steps
+  window_not_reached,    // the program ended before its window (or before its end)
+  lost_steps,            // NVTX capture, yet the report holds no NVTX event: nsys lost them
+  empty,                 // a report too small to hold a profile (0 bytes, or cut short)
+  writing,               // still being written, or the process still runs: ask again later
+  qdstrm,                // only a .qdstrm is left: 'nsel recover' turns it into a report
+  missing,               // nsys wrote no report, for another reason (its exit status is given)
+  unreadable,            // the report is there but nsys cannot export it
+};
+
+std::string_view to_string(Verdict verdict);
+
+// Pending verdicts may still turn out well; the others are final.
+bool is_pending(Verdict verdict);
+
+// What an opened report holds: the numbers of its "step <n>" NVTX ranges (sorted, once each),
+// and whether it holds any NVTX event at all.
+struct HeldSteps {
+  std::vector<long long> steps;
+  bool any_nvtx = true;
+};
+
+struct CheckedReport {
+  FoundReport found;  // as `nsel ls` lists it
+  Verdict verdict = Verdict::ok;
+  std::string reason;              // one line; empty for a plain ok
+  std::optional<int> exit_status;  // the program's (128 + signal when killed), from the manifest
+  std::vector<long long> window_steps;          // the steps the window asks for ([start, stop))
+  std::optional<std::vector<long long>> steps;  // the steps the report holds, when it was read
+};
+
+// The verdict on one found report from its state and its manifest (read again from
+// found.manifest), and from `steps` when the report was opened (nullopt: not opened, so a
+// complete report is ok as far as its file goes). Never throws.
+CheckedReport judge_report(const FoundReport& found,
+                           const std::optional<HeldSteps>& held = std::nullopt);
+
+struct CheckRequest {
+  // Roots as `nsel ls` takes them. Empty: the newest session under default_report_roots().
+  std::vector<std::filesystem::path> roots;
+  std::optional<long long> expect;  // the number of selected processes the run should have
+  bool read_steps = true;           // open complete reports (exports, cached) to check the steps
+  EnvLookup environment;            // PATH (for nsys), XDG_CACHE_HOME, HOME
+  std::function<void(const std::filesystem::path& report)> exporting;  // progress; may be empty
+};
+
+struct RunCheck {
+  std::vector<std::string> roots;  // searched
+  std::string session;             // the session checked when no root was given, else ""
+  std::size_t sessions = 0;
+  std::vector<CheckedReport> reports;  // in `nsel ls`'s order
+  std::size_t processes = 0;           // distinct selected processes (one per manifest's process)
+  std::optional<long long> expected;
+  long long never_started = 0;  // expected minus found, when more were expected
+  std::vector<DiscoveryNote> notes;
+
+  std::size_t count(Verdict verdict) const;
+  // 0: every report ok (and as many processes as expected); 3: nothing wrong but some still
+  // being written or running; 1: any report missing or wrong, or none at all.
+  int exit_code() const;
+};
+
+// Throws nsel::Error (exit code 2) for --expect below 1; a root that is not a folder is the
+// caller's to reject (as `nsel ls` does).
+RunCheck check_run(const CheckRequest& request);
+
+}  // namespace nsel
