@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `nsel report` on 16 real GPU captures (the NERSC SC22 DDP reports of ../shared/gpu-reports,
-# 59 steps each, linked under 16 rank names), against Nsight Systems' own tools measured in the
+# 59 steps each, copied under 16 rank names into a temporary folder), against Nsight Systems' own tools measured in the
 # same run, with each nsys generation installed here:
 #   - from fresh .nsys-rep files (exports included): 16 x `nsys stats` (NVTX and kernel
 #     summaries) one after another, `nsys recipe nvtx_sum` (2023.4, nsys's own multi-report
@@ -31,8 +31,9 @@ for f in "$captures/4gpu_baseline.nsys-rep" "$nsys22" "$nsys23"; do
 done
 mkdir -p "$work"
 
-# 16 ranks: links to the three real reports in turn, under the contract's file names, in a
-# folder of their own so every export lands there and never beside the originals.
+# 16 ranks: copies of the three real reports in turn, under the contract's file names, in a
+# folder of their own so every export lands there and never beside the originals (links would
+# not do: nsel reads two names of one file as one report).
 reports=$work/reports
 make_reports() {
   rm -rf "$reports"
@@ -40,7 +41,7 @@ make_reports() {
   local sources=("$captures/4gpu_baseline.nsys-rep" "$captures/4gpu_bucketcap100mb.nsys-rep"
     "$captures/4gpu_nobroadcast.nsys-rep")
   for i in $(seq 0 15); do
-    ln -s "${sources[$((i % 3))]}" "$reports/dtensor_policy_worker_${i}_0:59_$((2000 + i)).nsys-rep"
+    cp "${sources[$((i % 3))]}" "$reports/dtensor_policy_worker_${i}_0:59_$((2000 + i)).nsys-rep"
   done
 }
 exports_only() { find "$reports" -name '*.sqlite' ! -name '*-tables.sqlite' | sort; }
@@ -81,11 +82,11 @@ print(f"{walls[len(walls) // 2]:.3f} {cpus[len(cpus) // 2]:.3f} "
 make_reports
 # ---- the numbers agree -------------------------------------------------------------------------
 first=$(find "$reports" -name '*_0_0:59_*.nsys-rep' | head -n1)
-"$nsel" report -q --json "$first" >"$work/nsel.json"
-"$nsys22" stats -q -r nvtxppsum,gpukernsum -f csv -o "$work/stats22" "$(exports_only | head -n1)" \
+"$nsel" report -q --json --top 100000 "$first" >"$work/nsel.json"
+"$nsys22" stats -r nvtxppsum,gpukernsum -f csv -o "$work/stats22" "$(exports_only | head -n1)" \
   >/dev/null 2>&1 || true
-PATH=$(dirname "$nsys23"):$PATH "$nsys23" stats --quiet true -r nvtx_pushpop_sum,cuda_gpu_kern_sum \
-  -f csv -o "$work/stats23" "$(exports_only | head -n1)" >/dev/null 2>&1 || true
+"$nsys23" stats -r nvtx_pushpop_sum,cuda_gpu_kern_gb_sum -f csv -o "$work/stats23" \
+  "$(exports_only | head -n1)" >/dev/null 2>&1 || true
 python3 - "$work" <<'EOF'
 import csv, glob, json, sys
 work = sys.argv[1]
@@ -99,9 +100,11 @@ def table(pattern):
 
 def same(label, rows, ours, key):
     theirs = {tuple(r[k].strip() for k in key): r for r in rows}
+    assert len(theirs) == len(rows), f"{label}: keys not unique"
     mine = {}
     for r in ours:
-        mine[tuple(str(r[k]).strip() for k in ("name", "grid", "block")[: len(key)])] = r
+        mine[tuple(" ".join(str(r[k]).split()) if k != "name" else r[k].strip()
+                   for k in ("name", "grid", "block")[: len(key)])] = r
     assert len(theirs) == len(mine), f"{label}: {len(theirs)} rows from nsys, {len(mine)} from nsel"
     for k, r in theirs.items():
         m = mine[k]
@@ -114,11 +117,17 @@ print("numbers checked (rank 0):")
 same("NVTX vs 2022.4 nvtxppsum", table("stats22*nvtxppsum*.csv"), process["nvtx"], ("Range",))
 same("NVTX vs 2023.4 nvtx_pushpop_sum", table("stats23*nvtx_pushpop_sum*.csv"), process["nvtx"],
      ("Range",))
-kernels22 = table("stats22*gpukernsum*.csv")
-if len(process["kernels"]) >= len(kernels22):
-    same("kernels vs 2022.4 gpukernsum", kernels22, process["kernels"], ("Name", "GridXYZ", "BlockXYZ"))
-else:
-    print(f"  kernels: nsel lists the top {len(process['kernels'])} of {len(kernels22)} rows (--top)")
+# nsys pads grid and block ("  24    1    1"); nsel gives them with single blanks.
+def kernel_rows(pattern):
+    rows = table(pattern)
+    for r in rows:
+        for k in ("GridXYZ", "BlockXYZ"):
+            r[k] = " ".join(r[k].split())
+    return rows
+same("kernels vs 2022.4 gpukernsum", kernel_rows("stats22*gpukernsum*.csv"), process["kernels"],
+     ("Name", "GridXYZ", "BlockXYZ"))
+same("kernels vs 2023.4 cuda_gpu_kern_gb_sum", kernel_rows("stats23*cuda_gpu_kern_gb_sum*.csv"),
+     process["kernels"], ("Name", "GridXYZ", "BlockXYZ"))
 EOF
 
 # ---- timings -----------------------------------------------------------------------------------

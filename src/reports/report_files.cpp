@@ -23,6 +23,11 @@ bool is_candidate(const fs::path& file) {
 bool is_cached_export(const fs::path& file) {
   if (file.extension() != ".sqlite") return false;
   std::error_code ec;
+  const std::string name = file.filename().string();
+  if (name.ends_with(kTablesExportSuffix)) {
+    const std::string stem = name.substr(0, name.size() - kTablesExportSuffix.size());
+    if (fs::exists(file.parent_path() / (stem + ".nsys-rep"), ec)) return true;
+  }
   return fs::exists(fs::path(file).replace_extension(".nsys-rep"), ec);
 }
 

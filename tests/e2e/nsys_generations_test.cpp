@@ -99,9 +99,38 @@ TEST_F(Generations, A2023ReportIsExportedBy2023WhenDebians2022IsFirstOnPath) {
   const json set = json::parse(r.out);
   ASSERT_EQ(set["processes"].size(), 1u) << r.out;
   EXPECT_EQ(set["processes"][0]["steps"].size(), 4u) << r.out;
-  // 2023.4 made the export (its metadata table), not 2022.4.
-  EXPECT_TRUE(has_table(dir_ / "new.sqlite", "META_DATA_EXPORT"));
-  EXPECT_FALSE(has_table(dir_ / "new.sqlite", "EXPORT_META_DATA"));
+  // 2023.4 made the export (its metadata table), not 2022.4, of only the tables nsel reads
+  // (--tables), under a name `nsys stats` never takes for its own export of the report.
+  EXPECT_TRUE(has_table(dir_ / "new.nsel.sqlite", "META_DATA_EXPORT"));
+  EXPECT_FALSE(has_table(dir_ / "new.nsel.sqlite", "EXPORT_META_DATA"));
+  EXPECT_FALSE(has_table(dir_ / "new.nsel.sqlite", "ANALYSIS_DETAILS"));
+  EXPECT_FALSE(fs::exists(dir_ / "new.sqlite"));
+  // The same summary as from a full export of the same report, which nsel uses when it is there.
+  ASSERT_EQ(run({kNsys2023, "export", "--type", "sqlite", "-o", (dir_ / "full.sqlite").string(),
+                 report.string()},
+                {})
+                .exit_code,
+            0);
+  EXPECT_TRUE(has_table(dir_ / "full.sqlite", "ANALYSIS_DETAILS"));
+  const auto full = run({kNsel, "report", "--json", "-q", (dir_ / "full.sqlite").string()}, {});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  json from_full = json::parse(full.out)["processes"][0];
+  json from_tables = set["processes"][0];
+  for (json* p : {&from_full, &from_tables}) {
+    p->erase("export");
+    p->erase("report");
+    p->erase("label");
+    p->erase("file");
+  }
+  EXPECT_EQ(from_tables["nvtx"], from_full["nvtx"]);
+  EXPECT_EQ(from_tables["steps"], from_full["steps"]);
+  EXPECT_EQ(from_tables["osrt"], from_full["osrt"]);
+  fs::remove(dir_ / "full.sqlite");
+  // Found in a folder, the tables export is the report's cache, not a second report.
+  const auto folder =
+      run({kNsel, "report", "--json", "-q", dir_.string()}, {{"PATH", path_2022_first()}});
+  ASSERT_EQ(folder.exit_code, 0) << folder.err;
+  EXPECT_EQ(json::parse(folder.out)["processes"].size(), 1u) << folder.out;
   // A 2022.4 report beside it is exported by the PATH one, 2022.4.
   const fs::path old = profile_with(kDebianNsys, dir_, "old");
   const auto both =
@@ -176,9 +205,10 @@ TEST_F(Generations, APartialExportBesideAReportIsNotTakenForData) {
   const json set = json::parse(r.out);
   ASSERT_EQ(set["processes"].size(), 1u) << r.out;
   EXPECT_EQ(set["processes"][0]["steps"].size(), 4u) << r.out;
-  // Made again, whole (by whichever generation is first on PATH).
+  // Made again, whole (by whichever generation is first on PATH: 2023.4 exports only nsel's
+  // tables, into r.nsel.sqlite).
   EXPECT_TRUE(has_table(dir_ / "r.sqlite", "EXPORT_META_DATA") ||
-              has_table(dir_ / "r.sqlite", "META_DATA_EXPORT"));
+              has_table(dir_ / "r.nsel.sqlite", "META_DATA_EXPORT"));
 }
 
 TEST_F(Generations, TheRealSc23CaptureIsSummarisedWith2022FirstOnPath) {
@@ -193,7 +223,7 @@ TEST_F(Generations, TheRealSc23CaptureIsSummarisedWith2022FirstOnPath) {
   const json set = json::parse(r.out);
   ASSERT_EQ(set["processes"].size(), 1u) << r.out;
   EXPECT_EQ(set["processes"][0]["steps"].size(), 31u);
-  EXPECT_TRUE(has_table(dir_ / "sc23.sqlite", "META_DATA_EXPORT"));
+  EXPECT_TRUE(has_table(dir_ / "sc23.nsel.sqlite", "META_DATA_EXPORT"));
 }
 
 }  // namespace

@@ -278,10 +278,12 @@ TEST(Report, TerminalTablesAndCsvFiles) {
 TEST(Report, ExportsOnceAndAgainOnlyWhenTheReportIsNewer) {
   const fs::path dir = copy_of_reports("report-cache", 1);
   const fs::path report = nsel::test::files_in(dir).front();
-  const fs::path export_file = fs::path(report).replace_extension(".sqlite");
   const auto first = run({kNsel, "report", dir.string()}, {});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.err.find("nsel report: exporting " + report.string()), std::string::npos);
+  // <stem>.nsel.sqlite where nsys exports chosen tables (2023.4 first on PATH), else <stem>.sqlite.
+  fs::path export_file = fs::path(report).replace_extension(".nsel.sqlite");
+  if (!fs::exists(export_file)) export_file = fs::path(report).replace_extension(".sqlite");
   ASSERT_TRUE(fs::exists(export_file));
   const auto made = fs::last_write_time(export_file);
 

@@ -9,8 +9,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "nsel/core/manifest.hpp"
 #include "nsel/core/nsys_version.hpp"
 
 namespace nsel {
@@ -29,6 +31,18 @@ struct ExportResult {
   std::filesystem::path file;
   bool made = false;  // false: an up-to-date export was already there
 };
+
+// The tables nsel reads from an export; where nsys can (`export --tables`, 2023.4 on), an export
+// holds only these and the metadata table, and is named <stem>.nsel.sqlite (kTablesExportSuffix).
+inline constexpr std::string_view kExportedTables[] = {"StringIds",
+                                                       "NVTX_EVENTS",
+                                                       "CUPTI_ACTIVITY_KIND_KERNEL",
+                                                       "OSRT_API",
+                                                       "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                                       "CUPTI_ACTIVITY_KIND_MEMSET",
+                                                       "PROCESSES",
+                                                       "ThreadNames",
+                                                       "TARGET_INFO_SYSTEM_ENV"};
 
 // The export to read for `report` (a .sqlite is its own export). Throws nsel::Error (exit code
 // 1) with one line naming the report when it is empty, when no install can read it (which

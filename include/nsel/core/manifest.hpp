@@ -17,6 +17,9 @@ namespace nsel {
 
 // Manifests are "<report stem>.nsel.json", beside "<report stem>.nsys-rep".
 inline constexpr std::string_view kManifestSuffix = ".nsel.json";
+// The export nsel makes of <stem>.nsys-rep holding only the tables it reads (where nsys can
+// export chosen tables): <stem>.nsel.sqlite, a cache of the report, never a report of its own.
+inline constexpr std::string_view kTablesExportSuffix = ".nsel.sqlite";
 inline constexpr int kManifestVersion = 1;
 
 // The manifest's idea of the report, written by the launcher. `nsel ls` re-checks the files.
