@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -65,7 +64,6 @@ class Keeper {
 
     // nsys's own processes (its agent, while it detaches) are never the program.
     nsys_folder_ = nsys_install_folder(command.front());
-    nsys_path_ = command.front();
     try {
       // nsys leads a group of its own (with its launcher), so the keeper can end that group
       // without ending itself.
@@ -166,14 +164,6 @@ class Keeper {
   void tick() {
     if (program_groups_.empty() || (stop_signal_ != 0 && !stop_delivered_)) find_program();
     if (stop_signal_ != 0 && !stop_delivered_ && !program_groups_.empty()) {
-      if (options_.stop_collection_first) {
-        // While the program runs, so that its injection hands every NVTX event over.
-        const auto bound =
-            std::min<std::chrono::milliseconds>(kCollectionStopTimeout, options_.stop_timeout);
-        if (stop_open_collection(nsys_path_, nsys_, bound)) {
-          say("nsys ended the capture range (nsys stop) before the program was stopped");
-        }
-      }
       kill_program_groups(stop_signal_);
       stop_delivered_ = true;
     }
@@ -207,7 +197,6 @@ class Keeper {
   int self_read_ = -1;
   pid_t nsys_ = 0;
   std::string nsys_folder_;
-  std::string nsys_path_;
   int stop_signal_ = 0;
   bool stop_delivered_ = false;
   bool escalated_ = false;

@@ -5,12 +5,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "nsel/sys/proc.hpp"
-#include "nsel/sys/process.hpp"
 
 namespace nsel {
 
@@ -47,38 +45,6 @@ int stop_nsys_agents(pid_t nsys_pid, int grace_ms) {
     fs::remove("/dev/shm/quadd-agent-instance-" + std::to_string(agent), ec);
   }
   return static_cast<int>(found);
-}
-
-std::optional<std::string> open_range_session(std::string_view sessions_list, pid_t nsys_pid) {
-  // Rows of "ID TIME STATE LAUNCH NAME"; the name is the last column and has no spaces.
-  const std::string suffix = "-" + std::to_string(nsys_pid);
-  std::istringstream lines{std::string(sessions_list)};
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream columns(line);
-    std::vector<std::string> fields;
-    for (std::string field; columns >> field;) fields.push_back(field);
-    if (fields.size() < 5) continue;
-    const std::string& name = fields.back();
-    if (!name.starts_with("profile-") || !name.ends_with(suffix)) continue;
-    if (fields[2] == "RangeCollection") return name;
-    return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-bool stop_open_collection(const std::string& nsys, pid_t nsys_pid,
-                          std::chrono::milliseconds timeout) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + timeout;
-  const CapturedRun list = run_capturing({nsys, "sessions", "list"}, timeout);
-  if (list.timed_out || list.exit_code != 0) return false;
-  const std::optional<std::string> session = open_range_session(list.output, nsys_pid);
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  if (!session || left <= std::chrono::milliseconds(0)) return false;
-  // nsys stop returns once the report is written (0.8 to 2 s here); the program runs on meanwhile.
-  const CapturedRun stop = run_capturing({nsys, "stop", "--session=" + *session}, left);
-  return !stop.timed_out && stop.exit_code == 0;
 }
 
 }  // namespace nsel

@@ -59,7 +59,6 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
   }
   plan_request.nsys = *nsys.path;
   plan_request.nsys_version = parse_nsys_version(nsys.version);
-  out.nsys_version = plan_request.nsys_version;
   plan_request.node_capture = resolve_node_capture_mode(settings.capture);
   complete_plan(out.plan, settings, plan_request);
   out.profiled = true;
@@ -87,9 +86,6 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
   std::optional<ManifestRecorder> manifest;
   SupervisionOptions supervision;
   supervision.stop_timeout = launch.launch.stop_timeout;
-  // An unknown version gets every workaround, as the plan's options do.
-  supervision.stop_collection_first =
-      !launch.nsys_version || nsys_behaviour(*launch.nsys_version).stop_collection_before_signal;
   supervision.on_started = [&] { manifest.emplace(plan); };
   supervision.on_finished = [&](int code) {
     if (manifest) manifest->finish(code);

@@ -48,10 +48,6 @@ struct NsysBehaviour {
   // nsel's workarounds, each true only where it was measured to be needed (docs/nsys-facts.md):
   // with CPU context-switch tracing on, a session's agent can spin for good at its end.
   bool context_switch_hang = false;
-  // A program ended by a signal while its capture range is open loses NVTX events its injection
-  // had not handed over (2023.4: 18 of 20 reports complete, 2022.4: 20 of 20), unless nsys is told
-  // to end the collection (`nsys stop`) while the program still runs.
-  bool stop_collection_before_signal = false;
   // nsys matches only registered NVTX strings for a capture range unless this is "0" (both).
   bool nvtx_register_only_off = true;
 };

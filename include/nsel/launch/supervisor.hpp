@@ -14,10 +14,6 @@ struct SupervisionOptions {
   // How long nsys may take to finish the report once the program has ended or has been asked to
   // stop. Then nsys gets SIGINT, and kKillGrace later whatever is left gets SIGKILL.
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(60)};
-  // Before a stop signal is passed on, have nsys end an open capture range (`nsys stop`, at most
-  // kCollectionStopTimeout) so that no NVTX event is lost with the program: for the nsys versions
-  // whose NsysBehaviour::stop_collection_before_signal says so.
-  bool stop_collection_first = false;
   // Run in the keeper, so that they happen even when the launcher is killed: once nsys has
   // started, and once it has ended and its agents are gone (with the exit code).
   std::function<void()> on_started;
@@ -25,7 +21,6 @@ struct SupervisionOptions {
 };
 
 inline constexpr std::chrono::seconds kKillGrace{5};
-inline constexpr std::chrono::seconds kCollectionStopTimeout{5};
 
 // Runs `command` (nsys profile ... PROGRAM ARGS, argv[0] absolute) with `extra_environment`
 // added, and returns its exit code (nsys passes on the program's; 128 + N for a signal N).

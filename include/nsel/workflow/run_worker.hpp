@@ -3,7 +3,6 @@
 #pragma once
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +31,6 @@ struct WorkerLaunch {
   std::vector<std::string> program;  // PROGRAM (absolute) ARGS, to run bare when not profiled
   WorkerPlan plan;                   // complete (with its nsys command) when profiled
   LaunchSettings launch;
-  std::optional<NsysVersion> nsys_version;  // the planned nsys's, when profiled and known
 };
 
 // Validates the request and the settings before anything starts (nsel::Error, exit code 2), and
