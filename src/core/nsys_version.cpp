@@ -99,6 +99,8 @@ NsysBehaviour nsys_behaviour(const NsysVersion& version) {
   // Measured with bench/nsys_workarounds.sh (docs/nsys-facts.md): 2022.4 hung, 2023.4 did not.
   b.context_switch_hang = !renamed;
   b.nvtx_register_only_off = true;
+  // Measured with tests/e2e/launch_signal_test.cpp (docs/nsys-facts.md, "Stopping").
+  b.stop_collection_before_signal = renamed;
   return b;
 }
 
