@@ -65,7 +65,7 @@ TEST(NsysBehaviour, EachGenerationGetsItsOwnNamesAndWorkarounds) {
   EXPECT_FALSE(old.export_tables);
   EXPECT_EQ(old.export_metadata_table, "EXPORT_META_DATA");
   EXPECT_TRUE(old.context_switch_hang);
-  EXPECT_FALSE(old.stop_collection_before_signal);
+  EXPECT_TRUE(old.stop_collection_before_signal);
   EXPECT_TRUE(old.nvtx_register_only_off);
   EXPECT_EQ(old.quiet_options, (std::vector<std::string>{"--quiet", "true"}));
 
