@@ -18,8 +18,8 @@
 namespace nsel {
 namespace {
 
-// Nsight Systems 2023.4's injection hands an NVTX range's events over only after the capture range
-// has ended, taking up to about a second: a program killed before that loses them all (measured,
+// nsys's injection hands an NVTX range's events over only after the capture range has ended
+// (2023.4 taking up to about a second): a program killed before that loses them all (measured,
 // docs/nsys-facts.md "Stopping a profiled worker"). Where `nsel exec` asks for it, a stop signal
 // that comes while the range is open therefore ends the range, waits that long, and then ends the
 // program the default way. Only for signals the program left at their default action.

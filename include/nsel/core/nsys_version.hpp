@@ -49,8 +49,9 @@ struct NsysBehaviour {
   // with CPU context-switch tracing on, a session's agent can spin for good at its end.
   bool context_switch_hang = false;
   // A program stopped by a signal while its NVTX capture range is open loses the range's NVTX
-  // events (2023.4: the injection hands them over only after the range ends, taking up to about
-  // 1 s): the step library then ends the range and waits (kStepStopHandoverVariable).
+  // events (the injection hands them over only after the range ends, 2023.4 taking up to about
+  // 1 s; 2022.4 lost some too): the step library then ends the range and waits
+  // (kStepStopHandoverVariable).
   bool stop_collection_before_signal = false;
   // nsys matches only registered NVTX strings for a capture range unless this is "0" (both).
   bool nvtx_register_only_off = true;
