@@ -1,17 +1,77 @@
 #include <nvtx3/nvToolsExt.h>
+#include <signal.h>
+#include <time.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
 
+#include "nsel/core/capture.hpp"
 #include "nsel/step/gpu_probe.hpp"
 #include "nsel/step/step.hpp"
 #include "step/cuda_driver.hpp"
 
 namespace nsel {
 namespace {
+
+// nsys's injection hands an NVTX range's events over only after the capture range has ended
+// (2023.4 taking up to about a second): a program killed before that loses them all (measured,
+// docs/nsys-facts.md "Stopping a profiled worker"). Where `nsel exec` asks for it, a stop signal
+// that comes while the range is open therefore ends the range, waits that long, and then ends the
+// program the default way. Only for signals the program left at their default action.
+constexpr int kHandedOverSignals[] = {SIGTERM, SIGINT, SIGHUP};
+std::atomic<nvtxRangeId_t> g_open_range{0};
+long g_handover_ms = -1;  // read once, before any handler is installed
+
+long handover_ms() {
+  if (g_handover_ms < 0) {
+    const char* value = std::getenv(std::string(kStepStopHandoverVariable).c_str());
+    char* end = nullptr;
+    const long ms = value == nullptr ? 0 : std::strtol(value, &end, 10);
+    g_handover_ms = (value != nullptr && *end == '\0' && ms > 0 && ms <= 60000) ? ms : 0;
+  }
+  return g_handover_ms;
+}
+
+void end_range_then_die(int signal_number) {
+  const nvtxRangeId_t range = g_open_range.exchange(0);
+  if (range != 0) {
+    nvtxRangeEnd(range);
+    timespec wait{g_handover_ms / 1000, (g_handover_ms % 1000) * 1000000L};
+    while (nanosleep(&wait, &wait) != 0) {
+    }
+  }
+  signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+void hand_over_on_stop_signals() {
+  if (handover_ms() == 0) return;
+  for (int signal_number : kHandedOverSignals) {
+    struct sigaction current {};
+    if (sigaction(signal_number, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction action {};
+    action.sa_handler = end_range_then_die;
+    sigemptyset(&action.sa_mask);
+    for (int other : kHandedOverSignals) sigaddset(&action.sa_mask, other);
+    sigaction(signal_number, &action, nullptr);
+  }
+}
+
+void leave_stop_signals() {
+  if (handover_ms() == 0) return;
+  for (int signal_number : kHandedOverSignals) {
+    struct sigaction current {};
+    if (sigaction(signal_number, nullptr, &current) == 0 &&
+        current.sa_handler == end_range_then_die) {
+      signal(signal_number, SIG_DFL);
+    }
+  }
+}
 
 class NoCapture final : public CaptureBackend {
  public:
@@ -26,12 +86,17 @@ class NvtxCapture final : public CaptureBackend {
  public:
   bool start() override {
     range_ = nvtxRangeStartA(std::string(kNvtxCaptureRange).c_str());
+    g_open_range.store(range_);
+    hand_over_on_stop_signals();
     return true;
   }
   // Nsight Systems 2022.4 can block nvtxRangeEnd forever when its agent hangs at the end of the
   // capture range (seen with CPU context-switch tracing on, which the plan now turns off); the
   // job must go on even though that report is then lost.
   void stop() override {
+    // A stop signal's handler may have ended the range already.
+    if (g_open_range.exchange(0) == 0) return;
+    leave_stop_signals();
     const nvtxRangeId_t range = range_;
     if (!call_with_deadline([range] { nvtxRangeEnd(range); }, kCaptureStopDeadline)) {
       std::fprintf(stderr,

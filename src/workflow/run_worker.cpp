@@ -59,6 +59,7 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
   }
   plan_request.nsys = *nsys.path;
   plan_request.nsys_version = parse_nsys_version(nsys.version);
+  out.nsys_version = plan_request.nsys_version;
   // Probed once, where the capture depends on it (auto) or cannot work without it (cuda).
   std::optional<GpuVisibility> gpu;
   if (settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda) {
@@ -114,7 +115,13 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
     }
     manifest->split_by_window(written);
   };
-  return run_profiled(plan.command, plan.environment, supervision);
+  std::vector<std::string> environment = plan.environment;
+  // An unknown version gets every workaround, as the plan's options do.
+  if (!launch.nsys_version || nsys_behaviour(*launch.nsys_version).stop_collection_before_signal) {
+    environment.push_back(std::string(kStepStopHandoverVariable) + "=" +
+                          std::to_string(kStopHandover.count()));
+  }
+  return run_profiled(plan.command, environment, supervision);
 }
 
 }  // namespace nsel

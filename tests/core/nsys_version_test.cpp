@@ -65,6 +65,7 @@ TEST(NsysBehaviour, EachGenerationGetsItsOwnNamesAndWorkarounds) {
   EXPECT_FALSE(old.export_tables);
   EXPECT_EQ(old.export_metadata_table, "EXPORT_META_DATA");
   EXPECT_TRUE(old.context_switch_hang);
+  EXPECT_TRUE(old.stop_collection_before_signal);
   EXPECT_TRUE(old.nvtx_register_only_off);
   EXPECT_EQ(old.quiet_options, (std::vector<std::string>{"--quiet", "true"}));
 
@@ -76,6 +77,7 @@ TEST(NsysBehaviour, EachGenerationGetsItsOwnNamesAndWorkarounds) {
   EXPECT_TRUE(now.export_tables);
   EXPECT_EQ(now.export_metadata_table, "META_DATA_EXPORT");
   EXPECT_FALSE(now.context_switch_hang);
+  EXPECT_TRUE(now.stop_collection_before_signal);
   EXPECT_TRUE(now.nvtx_register_only_off);
   EXPECT_EQ(now.quiet_options, old.quiet_options);
   // Between the two measured generations: 2022.4's behaviour, which 2023.4 accepts too.

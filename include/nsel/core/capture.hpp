@@ -14,6 +14,10 @@ inline constexpr std::string_view kCaptureVariable = "NSEL_CAPTURE";
 // Set by `nsel exec` in the profiled program's environment so that its step controller uses
 // exactly the mode nsys was started with. Not meant to be set by hand.
 inline constexpr std::string_view kStepCaptureVariable = "NSEL_STEP_CAPTURE";
+// Set by `nsel exec` where nsys needs it (NsysBehaviour::stop_collection_before_signal): how long
+// a program stopped by a signal while its NVTX capture range is open keeps running after ending
+// the range, so that nsys's injection hands the range's NVTX events over (milliseconds).
+inline constexpr std::string_view kStepStopHandoverVariable = "NSEL_STEP_STOP_HANDOVER_MS";
 // The NVTX range the step controller opens for the window in nvtx mode.
 inline constexpr std::string_view kNvtxCaptureRange = "nsel_capture";
 

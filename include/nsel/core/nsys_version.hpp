@@ -48,6 +48,11 @@ struct NsysBehaviour {
   // nsel's workarounds, each true only where it was measured to be needed (docs/nsys-facts.md):
   // with CPU context-switch tracing on, a session's agent can spin for good at its end.
   bool context_switch_hang = false;
+  // A program stopped by a signal while its NVTX capture range is open loses the range's NVTX
+  // events (the injection hands them over only after the range ends, 2023.4 taking up to about
+  // 1 s; 2022.4 lost some too): the step library then ends the range and waits
+  // (kStepStopHandoverVariable).
+  bool stop_collection_before_signal = false;
   // nsys matches only registered NVTX strings for a capture range unless this is "0" (both).
   bool nvtx_register_only_off = true;
 };
