@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import nsel
+from ray_support import private_ray
 
 
 class Policy:
@@ -126,11 +127,15 @@ print(json.dumps(seen))
         ([3, 4, 20, 5], [True, True, False, True]),  # a jump past, then back inside
     ],
 )
-def test_nsel_step_in_a_selected_process(steps, expected):
+def test_nsel_step_in_a_selected_process(steps, expected, tmp_path):
     env = {"NRL_NSYS_WORKER_PATTERNS": "*policy*", "NRL_NSYS_PROFILE_STEP_RANGE": "3:7",
            "NSEL_CAPTURE": "none", "PATH": "/usr/bin:/bin"}
+    # The child imports nsel with a selection, whose at-import fix of Ray's launcher then changes
+    # a private view's copy of nsight.py, never the installed Ray that other tests use.
+    paths = [str(private_ray(tmp_path, None))]
     if "PYTHONPATH" in os.environ:
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        paths.append(os.environ["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     result = subprocess.run([sys.executable, "-c", CHILD, json.dumps(steps)], env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
