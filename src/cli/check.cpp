@@ -82,13 +82,8 @@ Json to_json(const RunCheck& check) {
   return out;
 }
 
-std::string cell(const std::string& text) {
-  return text.empty() ? "-" : text;
-}
-
 void print_table(const RunCheck& check, const std::vector<fs::path>& searched) {
-  std::string where;
-  for (const fs::path& root : searched) where += (where.empty() ? "" : ", ") + root.string();
+  const std::string where = joined_paths(searched);
   if (!check.session.empty()) {
     std::printf("Checking %s (the newest session under %s)\n", check.session.c_str(),
                 where.c_str());

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -27,5 +28,16 @@ Action add_sync(CLI::App& app);
 
 Action add_ray(CLI::App& app);
 Action add_doctor(CLI::App& app);
+
+// Shared by the tables nsel ls and nsel check print: an empty cell shows as "-", and the
+// folders searched as one comma-separated list.
+inline std::string cell(const std::string& text) {
+  return text.empty() ? "-" : text;
+}
+inline std::string joined_paths(const std::vector<std::filesystem::path>& paths) {
+  std::string out;
+  for (const std::filesystem::path& p : paths) out += (out.empty() ? "" : ", ") + p.string();
+  return out;
+}
 
 }  // namespace nsel::cli

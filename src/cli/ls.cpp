@@ -90,14 +90,9 @@ Json to_json(const Discovery& found) {
   return out;
 }
 
-std::string cell(const std::string& text) {
-  return text.empty() ? "-" : text;
-}
-
 void print_table(const Discovery& found, const std::vector<fs::path>& searched) {
   if (found.reports.empty()) {
-    std::string where;
-    for (const fs::path& root : searched) where += (where.empty() ? "" : ", ") + root.string();
+    const std::string where = joined_paths(searched);
     std::printf("No reports found under %s.\n", where.c_str());
   }
   std::string current_root;
