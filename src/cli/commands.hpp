@@ -21,6 +21,7 @@ Action add_plan(CLI::App& app);
 Action add_exec(CLI::App& app);
 Action add_demo(CLI::App& app);
 Action add_report(CLI::App& app);
+Action add_diff(CLI::App& app);
 Action add_ls(CLI::App& app);
 Action add_check(CLI::App& app);
 Action add_recover(CLI::App& app);

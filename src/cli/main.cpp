@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
   add("exec", nsel::cli::add_exec);
   add("demo", nsel::cli::add_demo);
   add("report", nsel::cli::add_report);
+  add("diff", nsel::cli::add_diff);
   add("ls", nsel::cli::add_ls);
   add("check", nsel::cli::add_check);
   add("recover", nsel::cli::add_recover);

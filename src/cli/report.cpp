@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "cli/report_progress.hpp"
 #include "nsel/analyze/render.hpp"
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
@@ -46,45 +47,6 @@ double parse_percent(const std::string& text) {
   return value;
 }
 
-// Progress on stderr: one line redrawn on a terminal, a line per export otherwise.
-class Progress {
- public:
-  Progress(std::size_t total, bool quiet)
-      : total_(total), quiet_(quiet), terminal_(isatty(STDERR_FILENO) == 1) {}
-  void exporting(const fs::path& report) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    exporting_.insert(report);
-    if (!quiet_ && !terminal_) {
-      std::fprintf(stderr, "nsel report: exporting %s\n", report.c_str());
-    }
-    redraw();
-  }
-  void done(const fs::path& report) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++done_;
-    exporting_.erase(report);
-    redraw();
-  }
-  void finish() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (terminal_ && !quiet_) std::fputs("\r\033[K", stderr);
-  }
-
- private:
-  void redraw() {
-    if (quiet_ || !terminal_) return;
-    std::fprintf(stderr, "\r\033[Knsel report: %zu/%zu reports read", done_, total_);
-    if (!exporting_.empty()) std::fprintf(stderr, " (%zu exporting)", exporting_.size());
-    std::fflush(stderr);
-  }
-  std::mutex mutex_;
-  std::size_t total_;
-  std::size_t done_ = 0;
-  std::set<fs::path> exporting_;
-  bool quiet_;
-  bool terminal_;
-};
-
 int run_report(const ReportOptions& options) {
   ReportRequest request;
   request.summary = {
@@ -101,9 +63,9 @@ int run_report(const ReportOptions& options) {
   request.html_file = options.html_file;
   request.environment = environment_variable;
 
-  std::optional<Progress> progress;
+  std::optional<ReportsProgress> progress;
   ReportProgress told;
-  told.found = [&](std::size_t total) { progress.emplace(total, options.quiet); };
+  told.found = [&](std::size_t total) { progress.emplace("nsel report", total, options.quiet); };
   told.exporting = [&](const fs::path& report) { progress->exporting(report); };
   told.read = [&](const fs::path& report) { progress->done(report); };
   told.all_read = [&] { progress->finish(); };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 #include "nsel/core/error.hpp"
@@ -114,6 +115,19 @@ long long parse_whole_number(std::string_view value, std::string_view source, lo
   if (ec == std::errc::result_out_of_range || number < min || number > max) {
     throw Error(bad_value(source, value, "out of range", expected));
   }
+  return number;
+}
+
+double parse_decimal(std::string_view value, std::string_view source, double min, double max,
+                     std::string_view expected) {
+  const std::string_view text = trim(value);
+  double number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (text.empty() || end != text.data() + text.size() || ec != std::errc() ||
+      !std::isfinite(number)) {
+    throw Error(bad_value(source, value, "not a number", expected));
+  }
+  if (number < min || number > max) throw Error(bad_value(source, value, "out of range", expected));
   return number;
 }
 

@@ -19,6 +19,11 @@ bool parse_switch(std::string_view value, std::string_view source);
 long long parse_whole_number(std::string_view value, std::string_view source, long long min,
                              long long max);
 
+// A finite decimal number in [min, max] ("5", "0.01", " 2.5 "); `expected` is the form the
+// message asks for ("a percentage >= 0, for example 5").
+double parse_decimal(std::string_view value, std::string_view source, double min, double max,
+                     std::string_view expected);
+
 // A worker name that can name a report file: not empty, no '/'. Any other character stays
 // literal (quotes, '$', spaces, newlines, non-ASCII).
 std::string parse_worker_name(std::string_view value, std::string_view source);

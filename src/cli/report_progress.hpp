@@ -1,0 +1,60 @@
+// Progress of reading many reports, on stderr (nsel report, nsel diff): one line redrawn on a
+// terminal, a line per export otherwise.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace nsel::cli {
+
+namespace fs = std::filesystem;
+
+class ReportsProgress {
+ public:
+  ReportsProgress(std::string command, std::size_t total, bool quiet)
+      : command_(std::move(command)),
+        total_(total),
+        quiet_(quiet),
+        terminal_(isatty(STDERR_FILENO) == 1) {}
+  void exporting(const fs::path& report) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    exporting_.insert(report);
+    if (!quiet_ && !terminal_) {
+      std::fprintf(stderr, "%s: exporting %s\n", command_.c_str(), report.c_str());
+    }
+    redraw();
+  }
+  void done(const fs::path& report) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++done_;
+    exporting_.erase(report);
+    redraw();
+  }
+  void finish() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (terminal_ && !quiet_) std::fputs("\r\033[K", stderr);
+  }
+
+ private:
+  void redraw() {
+    if (quiet_ || !terminal_) return;
+    std::fprintf(stderr, "\r\033[K%s: %zu/%zu reports read", command_.c_str(), done_, total_);
+    if (!exporting_.empty()) std::fprintf(stderr, " (%zu exporting)", exporting_.size());
+    std::fflush(stderr);
+  }
+  std::mutex mutex_;
+  std::string command_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::set<fs::path> exporting_;
+  bool quiet_;
+  bool terminal_;
+};
+
+}  // namespace nsel::cli
