@@ -114,6 +114,33 @@ double change_percent_of(double baseline, double candidate) {
   return (candidate / baseline - 1.0) * 100.0;
 }
 
+// Why `baseline` and `candidate` values are too few to test, or "" when they are not.
+std::string few_steps_reason(std::size_t baseline, std::size_t candidate, std::size_t needed) {
+  const std::string at_least = ", at least " + std::to_string(needed) + " needed";
+  const bool few_baseline = baseline < needed;
+  const bool few_candidate = candidate < needed;
+  if (few_baseline && few_candidate) {
+    if (baseline == candidate) return std::to_string(baseline) + " steps in each run" + at_least;
+    return std::to_string(baseline) + " steps in the baseline and " + std::to_string(candidate) +
+           " in the candidate" + at_least;
+  }
+  if (few_baseline) return std::to_string(baseline) + " steps in the baseline" + at_least;
+  if (few_candidate) return std::to_string(candidate) + " steps in the candidate" + at_least;
+  return "";
+}
+
+// The tested values are the steps both sides have; when they are too few, the reason names
+// the side whose own steps are too few, and only else the steps they share.
+void explain_few_steps(Change& change, std::size_t baseline_steps, std::size_t candidate_steps,
+                       std::size_t needed) {
+  if (change.reason.empty()) return;
+  change.reason = few_steps_reason(baseline_steps, candidate_steps, needed);
+  if (change.reason.empty()) {
+    change.reason = std::to_string(change.baseline_steps.count) + " steps in both runs, at least " +
+                    std::to_string(needed) + " needed";
+  }
+}
+
 double median_of(std::vector<double> values) {
   return distribution_of(std::move(values)).median;
 }
@@ -126,17 +153,7 @@ Change compare_step_values(const std::vector<double>& baseline,
   out.baseline = out.baseline_steps = distribution_of(baseline);
   out.candidate = out.candidate_steps = distribution_of(candidate);
   out.change_percent = change_percent_of(out.baseline_steps.median, out.candidate_steps.median);
-  const bool few_baseline = baseline.size() < options.min_steps;
-  const bool few_candidate = candidate.size() < options.min_steps;
-  const std::string needed = ", at least " + std::to_string(options.min_steps) + " needed";
-  if (few_baseline && few_candidate) {
-    out.reason = std::to_string(baseline.size()) + " steps in the baseline and " +
-                 std::to_string(candidate.size()) + " in the candidate" + needed;
-  } else if (few_baseline) {
-    out.reason = std::to_string(baseline.size()) + " steps in the baseline" + needed;
-  } else if (few_candidate) {
-    out.reason = std::to_string(candidate.size()) + " steps in the candidate" + needed;
-  }
+  out.reason = few_steps_reason(baseline.size(), candidate.size(), options.min_steps);
   if (!out.reason.empty()) return out;
   out.p_value = mann_whitney_p(baseline, candidate);
   const double difference = out.candidate_steps.median - out.baseline_steps.median;
@@ -253,6 +270,12 @@ Change job_change(const std::vector<Pairing>& pairs, const JobMetric& metric,
   Change out = compare_step_values(step_baseline, step_candidate, options);
   out.baseline = distribution_of(all_baseline);
   out.candidate = distribution_of(all_candidate);
+  std::set<long long> baseline_numbers, candidate_numbers;
+  for (const Pairing& pair : pairs) {
+    for (const auto& [step, values] : pair.baseline_steps) baseline_numbers.insert(step);
+    for (const auto& [step, values] : pair.candidate_steps) candidate_numbers.insert(step);
+  }
+  explain_few_steps(out, baseline_numbers.size(), candidate_numbers.size(), options.min_steps);
   return out;
 }
 
@@ -266,7 +289,10 @@ Change pair_change(const Pairing& pair, const JobMetric& metric, const DiffOptio
     b.push_back(metric.value(bs));
     c.push_back(metric.value(cs));
   }
-  return compare_step_values(b, c, options);
+  Change out = compare_step_values(b, c, options);
+  explain_few_steps(out, pair.baseline_steps.size(), pair.candidate_steps.size(),
+                    options.min_steps);
+  return out;
 }
 
 // Instances of one name, pooled over processes and rows (grids, blocks): count and total add;
