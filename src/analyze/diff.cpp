@@ -234,6 +234,34 @@ std::map<std::string, std::vector<const ProcessSummary*>> by_key(const ReportSet
   return out;
 }
 
+// Keys in the order a reader expects: "w rank 2" before "w rank 10" (runs of digits compare
+// as numbers), else as text.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t i_end = i, j_end = j;
+      while (i_end < a.size() && digit(a[i_end])) ++i_end;
+      while (j_end < b.size() && digit(b[j_end])) ++j_end;
+      // Leading zeros aside, the longer run is the larger number.
+      std::string_view x(a.data() + i, i_end - i), y(b.data() + j, j_end - j);
+      while (x.size() > 1 && x.front() == '0') x.remove_prefix(1);
+      while (y.size() > 1 && y.front() == '0') y.remove_prefix(1);
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = i_end;
+      j = j_end;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  if ((a.size() - i) != (b.size() - j)) return a.size() - i < b.size() - j;
+  return a < b;  // equal but for leading zeros
+}
+
 UnpairedProcess unpaired_of(const std::string& side, const std::string& key,
                             const ProcessSummary& p) {
   return {side, key, p.identity.label(), p.report};
@@ -576,8 +604,16 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
   // Sorted by key; pairs of one key keep their label order.
   std::vector<std::size_t> order(pairs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return pairs[a].key < pairs[b].key; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return natural_less(pairs[a].key, pairs[b].key);
+  });
+  // The baseline's first, each side's by key and label.
+  std::stable_sort(out.unpaired.begin(), out.unpaired.end(),
+                   [](const UnpairedProcess& a, const UnpairedProcess& b) {
+                     if (a.side != b.side) return a.side == "baseline";
+                     if (a.key != b.key) return natural_less(a.key, b.key);
+                     return a.label < b.label;
+                   });
   for (std::size_t i : order) out.pairs.push_back(std::move(pairs[i]));
   return out;
 }

@@ -37,8 +37,8 @@ std::string tested_p_text(const Change& change) {
   return change.verdict == Verdict::inconclusive ? "-" : p_text(change.p_value);
 }
 
-// A kernel's name as the terminal shows it: "void " and the argument list gone, a template's
-// arguments as "<...>", then cut to `width`; --json and --csv keep the full name.
+// A kernel's name as the terminal shows it: "void ", namespaces and the argument list gone, a
+// template's arguments as "<...>", then cut to `width`; --json and --csv keep the full name.
 std::string shortened(const std::string& name, std::size_t width) {
   std::string out;
   int angle = 0;
@@ -51,6 +51,9 @@ std::string shortened(const std::string& name, std::size_t width) {
     if (c == '>' && paren == 0 && angle > 0) --angle;
     if (c == ')' && angle == 0 && paren > 0) --paren;
   }
+  // Namespaces go too (the short name's way): the kernel's own name tells most.
+  const std::size_t scope = out.rfind("::", out.find('<'));
+  if (scope != std::string::npos) out = out.substr(scope + 2);
   if (out.empty()) out = name;
   if (out.size() <= width) return out;
   return out.substr(0, width - 3) + "...";
@@ -105,8 +108,9 @@ std::string verdict_line(const std::string& what, const Change& change) {
     out += " by " + fixed(std::fabs(change.change_percent), 1) + " % (";
   }
   return out + "median " + ms_of(change.baseline_steps.median, 1) + " ms -> " +
-         ms_of(change.candidate_steps.median, 1) + " ms, p = " + p_text(change.p_value) +
-         ", Mann-Whitney U over " + steps_tested_text(change) + ")";
+         ms_of(change.candidate_steps.median, 1) + " ms, p " +
+         (change.p_value < 0.0001 ? "" : "= ") + p_text(change.p_value) + ", Mann-Whitney U over " +
+         steps_tested_text(change) + ")";
 }
 
 std::string metric_name(const MetricDiff& m) {
@@ -173,8 +177,10 @@ std::string render_diff_text(const RunDiff& diff) {
   out << "nsel diff: " << diff.pairs.size() << (diff.pairs.size() == 1 ? " pair" : " pairs")
       << " of processes (baseline " << diff.baseline.processes << ", candidate "
       << diff.candidate.processes << "), paired by " << pairing_rule_text(diff.options.pairing)
-      << "; a change counts at p < " << diff.options.alpha << " and "
-      << fixed(diff.options.min_change_percent, 1) << " % or more\n";
+      << "\n";
+  out << "a verdict of faster or slower: p < " << diff.options.alpha << " and a change of "
+      << fixed(diff.options.min_change_percent, 1) << " % or more, over at least "
+      << diff.options.min_steps << " steps a run\n";
 
   out << "\nMetrics (per step: the median across ranks; ms)\n";
   TextTable metrics({"verdict", "change", "p", "baseline", "candidate", "steps", "metric"}, 1);

@@ -616,3 +616,19 @@ TEST(DiffPairingRule, ParsesAndRejectsWithExactMessages) {
   EXPECT_EQ(nsel::verdict_name(Verdict::inconclusive), "inconclusive");
   EXPECT_EQ(nsel::verdict_name(Verdict::faster), "faster");
 }
+
+TEST(DiffPairing, KeysSortWithTheirNumbersAsNumbers) {
+  const std::vector<double> steps(6, kStepNs);
+  std::vector<nsel::ProcessSummary> baseline, candidate;
+  for (long long r = 0; r < 12; ++r) {
+    baseline.push_back(process("w", r, 100 + r, steps));
+    if (r != 2 && r != 10) candidate.push_back(process("w", r, 200 + r, steps));
+  }
+  const nsel::RunDiff diff = nsel::diff_runs(run_of(baseline), run_of(candidate), {});
+  std::vector<long long> ranks;
+  for (const auto& p : diff.pairs) ranks.push_back(*p.baseline.rank);
+  EXPECT_EQ(ranks, (std::vector<long long>{0, 1, 3, 4, 5, 6, 7, 8, 9, 11}));
+  ASSERT_EQ(diff.unpaired.size(), 2u);
+  EXPECT_EQ(diff.unpaired[0].key, "w rank 2");
+  EXPECT_EQ(diff.unpaired[1].key, "w rank 10");
+}
