@@ -199,6 +199,12 @@ TEST(RankTests, StudentTClosedFormsAndIntegration) {
   EXPECT_NEAR(student_t_two_sided_p(1.7, 7.3), 0.13116536835309967, 1e-9);
   EXPECT_NEAR(student_t_two_sided_p(0.4, 3.5), 0.7123448935344425, 1e-9);
   EXPECT_NEAR(student_t_two_sided_p(2.5, 30.0), 0.018115649068085715, 1e-9);
+  // Kernels have many instances: with a million degrees of freedom t is all but normal,
+  // P(|Z| >= t) = erfc(t / sqrt 2), relatively within about t^4 / (4 df).
+  for (double t : {0.5, 1.5, 2.5, 5.0}) {
+    const double normal = std::erfc(t / std::sqrt(2.0));
+    EXPECT_NEAR(student_t_two_sided_p(t, 1e6), normal, normal * 1e-3) << t;
+  }
 }
 
 TEST(RankTests, WelchFromSummaryStatistics) {
