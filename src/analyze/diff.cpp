@@ -331,8 +331,7 @@ struct Pool {
   long long total = 0;
   long long min = 0;
   long long max = 0;
-  double sum_of_squares = 0;  // sum over parts of (n - 1) s^2 + n mean^2 = sum of x^2
-  std::vector<std::pair<double, long long>> medians;  // each part's median and count
+  std::vector<DurationStats> parts;
 
   void add(const DurationStats& s) {
     if (s.count == 0) return;
@@ -340,9 +339,7 @@ struct Pool {
     max = count == 0 ? s.max : std::max(max, s.max);
     count += s.count;
     total += s.total;
-    const auto n = static_cast<double>(s.count);
-    sum_of_squares += (n - 1.0) * s.stddev * s.stddev + n * s.mean * s.mean;
-    medians.emplace_back(s.median, s.count);
+    parts.push_back(s);
   }
 
   DurationStats stats() const {
@@ -355,15 +352,23 @@ struct Pool {
     const auto n = static_cast<double>(count);
     s.mean = static_cast<double>(total) / n;
     if (count > 1) {
-      const double squares_about_mean = sum_of_squares - n * s.mean * s.mean;
-      s.stddev = std::sqrt(std::max(0.0, squares_about_mean / (n - 1.0)));
+      // Squares about the pooled mean: each part's about its own, (n - 1) s^2, plus its
+      // n (mean - pooled mean)^2; no large sums of squares to cancel.
+      double squares = 0;
+      for (const DurationStats& part : parts) {
+        const auto part_n = static_cast<double>(part.count);
+        const double offset = part.mean - s.mean;
+        squares += (part_n - 1.0) * part.stddev * part.stddev + part_n * offset * offset;
+      }
+      s.stddev = std::sqrt(squares / (n - 1.0));
     }
     // The instances themselves are gone: the median of the parts' medians, each weighted by
     // its count, stands in (exact for one part).
-    std::vector<std::pair<double, long long>> sorted = medians;
-    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::pair<double, long long>> medians;
+    for (const DurationStats& part : parts) medians.emplace_back(part.median, part.count);
+    std::sort(medians.begin(), medians.end());
     long long seen = 0;
-    for (const auto& [median, part_count] : sorted) {
+    for (const auto& [median, part_count] : medians) {
       seen += part_count;
       if (2 * seen >= count) {
         s.median = median;
