@@ -376,6 +376,8 @@ std::string optional_change(const std::optional<Change>& change) {
   return percent_text(change->change_percent) + " (" + verdict_text(change->verdict) + ")";
 }
 
+constexpr std::size_t kOutOfLineListed = 12;
+
 // One row per pair: its step change as a bar from a zero line in the middle, on one scale.
 void ranks_chart(std::ostringstream& out, const RunDiff& diff) {
   out << "<h2>Step time per rank</h2>\n";
@@ -399,14 +401,29 @@ void ranks_chart(std::ostringstream& out, const RunDiff& diff) {
   if (out_of_line.empty()) {
     out << "<p class=note id=out-of-line>No rank's verdict differs from the job's.</p>\n";
   } else {
-    out << "<p>Out of line with the job (" << percent_text(job)
-        << "): their own verdict is faster or slower and not the job's.</p>\n<ul "
-           "id=out-of-line>";
-    for (const ProcessPairDiff* p : out_of_line) {
+    // Short: the furthest from the job first, the rest only outlined in the chart.
+    std::stable_sort(out_of_line.begin(), out_of_line.end(),
+                     [](const ProcessPairDiff* a, const ProcessPairDiff* b) {
+                       return std::fabs(a->change_vs_job_points) >
+                              std::fabs(b->change_vs_job_points);
+                     });
+    const std::size_t shown = std::min(out_of_line.size(), kOutOfLineListed);
+    out << "<p>" << out_of_line.size() << (out_of_line.size() == 1 ? " pair" : " pairs")
+        << " out of line with the job (" << percent_text(job)
+        << "): their own verdict is faster or slower and not the job's"
+        << (shown < out_of_line.size() ? "; the " + std::to_string(shown) + " furthest from it:"
+                                       : ":")
+        << "</p>\n<ul id=out-of-line data-count=" << out_of_line.size() << ">";
+    for (std::size_t i = 0; i < shown; ++i) {
+      const ProcessPairDiff* p = out_of_line[i];
       out << "<li data-pair='" << escape(p->key) << "'><b>" << escape(p->key)
           << "</b>: " << percent_text(p->step.change_percent) << ", "
           << verdict_text(p->step.verdict) << ", p = " << p_text(p->step.p_value) << " ("
           << format("%+.1f", p->change_vs_job_points) << " points from the job)</li>";
+    }
+    if (shown < out_of_line.size()) {
+      out << "<li class=note>and " << out_of_line.size() - shown
+          << " more, outlined in the chart and in bold in the table below</li>";
     }
     out << "</ul>\n";
   }

@@ -110,15 +110,44 @@ TEST(RenderDiffHtml, HoldsEachPartOnce) {
   EXPECT_EQ(count(html, "<span class=tag title='communication kernel'>comm</span>"), 1u);
   EXPECT_NE(html.find("<tr data-kernel='ncclDevKernel_AllReduce"), std::string::npos);
   EXPECT_EQ(count(html, "<tr data-range="), 3u);
-  // Out of line: rank 0 (faster) and rank 3 (slower by far), in the pairs' order.
+  // Out of line: rank 3 (+33%, 30.5 points from the job's +2.5%) before rank 0 (-9.25%,
+  // 11.75 points).
   const std::regex listed("<li data-pair='([^']*)'>");
   std::vector<std::string> out_of_line;
   for (auto it = std::sregex_iterator(html.begin(), html.end(), listed);
        it != std::sregex_iterator(); ++it) {
     out_of_line.push_back((*it)[1]);
   }
-  EXPECT_EQ(out_of_line, (std::vector<std::string>{kWorker + " rank 0", kWorker + " rank 3"}));
+  EXPECT_EQ(out_of_line, (std::vector<std::string>{kWorker + " rank 3", kWorker + " rank 0"}));
   EXPECT_EQ(count(html, "<div class='rk out'"), 2u);
+  EXPECT_NE(html.find("<p>2 pairs out of line with the job (+2.5%): their own verdict is faster "
+                      "or slower and not the job's:</p>"),
+            std::string::npos);
+}
+
+TEST(RenderDiffHtml, OutOfLineListStaysShortFurthestFromTheJobFirst) {
+  nsel::RunDiff diff = made_up_diff(40, 20, kWorker);
+  std::size_t marked = 0;
+  for (std::size_t i = 0; i < diff.pairs.size(); ++i) {
+    // Pairs 0..19 out of line, pair i at i points from the job.
+    diff.pairs[i].out_of_line = i < 20;
+    diff.pairs[i].change_vs_job_points = (i % 2 ? -1.0 : 1.0) * static_cast<double>(i);
+    marked += diff.pairs[i].out_of_line;
+  }
+  ASSERT_EQ(marked, 20u);
+  const std::string html = nsel::render_diff_html(diff);
+  const std::regex listed("<li data-pair='([^']*)'>");
+  std::vector<std::string> out_of_line;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), listed);
+       it != std::sregex_iterator(); ++it) {
+    out_of_line.push_back((*it)[1]);
+  }
+  std::vector<std::string> expected;
+  for (int i = 19; i >= 8; --i) expected.push_back(kWorker + " rank " + std::to_string(i));
+  EXPECT_EQ(out_of_line, expected);
+  EXPECT_NE(html.find("<li class=note>and 8 more, outlined in the chart"), std::string::npos);
+  EXPECT_NE(html.find("<ul id=out-of-line data-count=20>"), std::string::npos);
+  EXPECT_EQ(count(html, "<div class='rk out'"), 20u);
 }
 
 TEST(RenderDiffHtml, EscapesHostileNamesAndFetchesNothing) {

@@ -96,12 +96,19 @@ nsel::test::DrawnDiffPage draw_and_check(const nsel::RunDiff& diff, const std::s
   EXPECT_LE(d.page_width, d.window_width) << label;
   // The per-step chart: both medians of every step.
   EXPECT_EQ(d.step_points, 2 * diff.steps.size()) << label;
-  // The out-of-line pairs listed above the chart, in the pairs' order.
-  std::vector<std::string> out_of_line;
+  // The out-of-line pairs listed above the chart: at most 12, the furthest from the job first.
+  std::vector<const nsel::ProcessPairDiff*> out_of_line;
   for (const nsel::ProcessPairDiff& p : diff.pairs) {
-    if (p.out_of_line) out_of_line.push_back(p.key);
+    if (p.out_of_line) out_of_line.push_back(&p);
   }
-  EXPECT_EQ(d.out_of_line, out_of_line) << label;
+  std::stable_sort(out_of_line.begin(), out_of_line.end(), [](const auto* a, const auto* b) {
+    return std::fabs(a->change_vs_job_points) > std::fabs(b->change_vs_job_points);
+  });
+  std::vector<std::string> listed;
+  for (std::size_t i = 0; i < out_of_line.size() && i < 12; ++i) {
+    listed.push_back(out_of_line[i]->key);
+  }
+  EXPECT_EQ(d.out_of_line, listed) << label;
   return d;
 }
 

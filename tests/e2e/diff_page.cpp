@@ -106,7 +106,7 @@ DrawnDiffPage draw_diff_in_chromium(const std::filesystem::path& page,
     at = next;
   }
 
-  const std::size_t list = dom.find("<ul id=\"out-of-line\">");
+  const std::size_t list = dom.find("<ul id=\"out-of-line\"");
   if (list != std::string::npos) {
     const std::size_t end = dom.find("</ul>", list);
     for (std::size_t at = dom.find("<li data-pair=", list); at != std::string::npos && at < end;
