@@ -614,7 +614,7 @@ svg.rb{flex:0 0 auto;display:block}svg.rb text{font:11px system-ui,sans-serif;fi
 .rk.out .bar.faster{fill:#2e7d32}.rk.out .bar.slower{fill:#b3261e}.rk.out .bar{stroke:#1d232a;stroke-width:1}
 .rv{flex:0 0 70px;font-size:12px;padding-left:6px;font-variant-numeric:tabular-nums}
 tr.out td:first-child{font-weight:bold}
-table.sortable th{cursor:pointer}table.sortable td:not(.t){white-space:nowrap}
+ul,p{overflow-wrap:break-word}table.sortable th{cursor:pointer}table.sortable td:not(.t){white-space:nowrap}
 svg.rb text.first{text-anchor:start}svg.rb text.last{text-anchor:end}
 )";
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "diff_fixture.hpp"
 #include "diff_page.hpp"
@@ -26,11 +28,17 @@ bool overlap(const nsel::test::Box& a, const nsel::test::Box& b) {
 }
 
 // Draws the diff, then checks what every layout of it must hold; returns the drawing.
-nsel::test::DrawnDiffPage draw_and_check(const nsel::RunDiff& diff, const std::string& label) {
+// `extra` is added at the end of the page's body (a probe script).
+nsel::test::DrawnDiffPage draw_and_check(const nsel::RunDiff& diff, const std::string& label,
+                                         const std::string& window_size = "1280,900",
+                                         const std::string& extra = "") {
   const fs::path dir = nsel::test::make_temp_dir("diff-html-" + label);
   const fs::path page = dir / "diff.html";
-  nsel::test::spit(page, nsel::render_diff_html(diff));
-  nsel::test::DrawnDiffPage d = nsel::test::draw_diff_in_chromium(page, dir / "profile");
+  std::string html = nsel::render_diff_html(diff);
+  html.insert(html.rfind("</body>"), extra);
+  nsel::test::spit(page, html);
+  nsel::test::DrawnDiffPage d =
+      nsel::test::draw_diff_in_chromium(page, dir / "profile", window_size);
   fs::remove_all(dir);
 
   // Every pair's bar, from the zero line towards its sign, all on one scale: pixels per
@@ -121,6 +129,44 @@ TEST(DiffHtml, SixtyFourPairsDrawnWithEveryBarAndLabelApart) {
       << d.banner_text;
   // Short keys fit whole.
   for (const nsel::test::DrawnRankLabel& l : d.labels) EXPECT_FALSE(l.cut) << l.pair;
+}
+
+// A narrow window: the charts and tables scroll in their own boxes, the page never sideways; a
+// long unbroken path still wraps.
+TEST(DiffHtml, NarrowWindowKeepsThePageInsideIt) {
+  nsel::RunDiff diff = nsel::test::made_up_diff(64, 50, "dtensor_policy_worker");
+  diff.candidate.failures.push_back(
+      {"/" + std::string(300, 'x') + ".nsys-rep", "a very long path without a single space"});
+  const nsel::test::DrawnDiffPage d = draw_and_check(diff, "narrow", "700,600");
+  EXPECT_LE(d.window_width, 700);
+}
+
+// A click on a header sorts its table, by the cells' numbers: the pairs by change, largest
+// first on the first click.
+TEST(DiffHtml, HeaderClickSortsThePairsByChange) {
+  const nsel::RunDiff diff = nsel::test::made_up_diff(64, 20, "dtensor_policy_worker");
+  const std::string probe = R"(<script>
+(function () {
+  var table = document.getElementById('pairs');
+  table.tHead.rows[0].cells[4].click();
+  var order = Array.prototype.map.call(table.tBodies[0].rows, function (r) {
+    return r.getAttribute('data-pair');
+  });
+  document.body.setAttribute('data-sorted', order.join('|'));
+})();
+</script>)";
+  const nsel::test::DrawnDiffPage d = draw_and_check(diff, "sorted", "1280,900", probe);
+  std::vector<const nsel::ProcessPairDiff*> order;
+  for (const nsel::ProcessPairDiff& p : diff.pairs) order.push_back(&p);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return a->step.change_percent > b->step.change_percent;
+  });
+  std::string expected;
+  for (const auto* p : order) expected += (expected.empty() ? "" : "|") + p->key;
+  const std::size_t at = d.dom.find(" data-sorted=\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t from = at + std::string(" data-sorted=\"").size();
+  EXPECT_EQ(d.dom.substr(from, d.dom.find('"', from) - from), expected);
 }
 
 TEST(DiffHtml, FiveHundredTwelvePairsOfLongNamesGrowDownAndCutLabels) {
