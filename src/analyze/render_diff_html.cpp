@@ -298,14 +298,18 @@ void steps_chart(std::ostringstream& out, const RunDiff& diff) {
     for (const StepDiff& s : diff.steps) {
       highest = std::max({highest, s.baseline.max, s.candidate.max});
     }
-    const double top = round_up(highest);
+    // Grid lines at a round step, as few as reach above the slowest rank: the lines keep most
+    // of the height.
+    const double grid = round_up(highest / 4);
+    const int lines = std::max(1, static_cast<int>(std::ceil(highest / grid - 1e-9)));
+    const double top = grid * lines;
     const double slot = plot_width / static_cast<double>(diff.steps.size());
     const auto x = [&](std::size_t i) { return kLeft + (static_cast<double>(i) + 0.5) * slot; };
     const auto y = [&](double ns) { return kTop + plot_height * (1 - ns / top); };
     out << "<div class=wide><svg id=steps class=chart width=" << kWidth << " height=" << kHeight
         << " viewBox='0 0 " << kWidth << " " << kHeight << "'>";
-    for (int t = 0; t <= 4; ++t) {
-      const double ns = top * t / 4;
+    for (int t = 0; t <= lines; ++t) {
+      const double ns = grid * t;
       out << "<line class=grid x1=" << kLeft << " x2=" << kWidth - kRight << " y1=" << number(y(ns))
           << " y2=" << number(y(ns)) << " /><text class=ytick x=" << kLeft - 6
           << " y=" << number(y(ns) + 4) << ">" << duration_text(ns) << "</text>";
@@ -378,6 +382,16 @@ std::string optional_change(const std::optional<Change>& change) {
 
 constexpr std::size_t kOutOfLineListed = 12;
 
+// A pair's label, split so that its end (" rank 12", else its last 8 characters) is never cut
+// off: only the start shrinks to an ellipsis when the label is wider than its column, as in
+// nsel report's worker labels.
+std::string rank_label(const std::string& key) {
+  std::size_t cut = key.rfind(" rank ");
+  if (cut == std::string::npos) cut = key.size() > 8 ? key.size() - 8 : 0;
+  return "<span class=rl title='" + escape(key) + "'><span class=ra>" + escape(key.substr(0, cut)) +
+         "</span><span class=rz>" + escape(key.substr(cut)) + "</span></span>";
+}
+
 // One row per pair: its step change as a bar from a zero line in the middle, on one scale.
 void ranks_chart(std::ostringstream& out, const RunDiff& diff) {
   out << "<h2>Step time per rank</h2>\n";
@@ -447,16 +461,16 @@ void ranks_chart(std::ostringstream& out, const RunDiff& diff) {
     const double left = std::min(x(change), kZero), right = std::max(x(change), kZero);
     const std::string verdict = verdict_text(p.step.verdict);
     const std::string key = escape(p.key);
-    out << "<div class='rk" << (p.out_of_line ? " out" : "") << "' data-pair='" << key
-        << "'><span class=rl title='" << key << "'>" << key
-        << "</span><svg class=rb width=" << kWidth << " height=18 viewBox='0 0 " << kWidth
-        << " 18' data-zero=" << kZero << "><line class=zero x1=" << kZero << " x2=" << kZero
-        << " y1=0 y2=18 /><line class=job x1=" << number(x(job)) << " x2=" << number(x(job))
-        << " y1=0 y2=18 /><rect class='bar " << verdict << "' data-pair='" << key
-        << "' data-change=" << attribute_number(change) << " data-verdict=" << verdict
-        << " data-out-of-line=" << (p.out_of_line ? "yes" : "no") << " x=" << number(left)
-        << " y=3 width=" << number(right - left) << " height=12><title>" << key << ": "
-        << percent_text(change) << " (" << duration_text(p.step.baseline_steps.median) << " → "
+    out << "<div class='rk" << (p.out_of_line ? " out" : "") << "' data-pair='" << key << "'>"
+        << rank_label(p.key) << "<svg class=rb width=" << kWidth << " height=18 viewBox='0 0 "
+        << kWidth << " 18' data-zero=" << kZero << "><line class=zero x1=" << kZero
+        << " x2=" << kZero << " y1=0 y2=18 /><line class=job x1=" << number(x(job))
+        << " x2=" << number(x(job)) << " y1=0 y2=18 /><rect class='bar " << verdict
+        << "' data-pair='" << key << "' data-change=" << attribute_number(change)
+        << " data-verdict=" << verdict << " data-out-of-line=" << (p.out_of_line ? "yes" : "no")
+        << " x=" << number(left) << " y=3 width=" << number(right - left) << " height=12><title>"
+        << key << ": " << percent_text(change) << " ("
+        << duration_text(p.step.baseline_steps.median) << " → "
         << duration_text(p.step.candidate_steps.median) << "), " << verdict
         << ", p = " << p_text(p.step.p_value) << "</title></rect></svg><span class=rv>"
         << percent_text(change) << "</span></div>\n";
@@ -606,7 +620,8 @@ svg.chart .grid{stroke:#e3e6ea}.ytick{text-anchor:end}.xtick{text-anchor:middle}
 circle.baseline{fill:#4e79a7}circle.candidate{fill:#f28e2b}
 .rk-chart{max-width:100%;overflow-x:auto;border:1px solid #e3e6ea;padding:4px 0}
 .rk,.rk-head{display:flex;align-items:center;height:18px}
-.rl{flex:0 0 280px;width:280px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;text-align:right;padding-right:8px;font-size:12px;line-height:18px;box-sizing:border-box}
+.rl{flex:0 0 280px;width:280px;display:flex;justify-content:flex-end;overflow:hidden;white-space:pre;padding-right:8px;font-size:12px;line-height:18px;box-sizing:border-box}
+.rl .ra{overflow:hidden;text-overflow:ellipsis;min-width:0}.rl .rz{flex:0 0 auto}
 .rk.out .rl{font-weight:bold;color:#b3261e}
 svg.rb{flex:0 0 auto;display:block}svg.rb text{font:11px system-ui,sans-serif;fill:#5c6670;text-anchor:middle}
 .rb .zero{stroke:#5c6670;stroke-width:1}.rb .job{stroke:#1d232a;stroke-dasharray:3 2;stroke-width:1}
@@ -627,9 +642,15 @@ constexpr const char* kDiffScript = R"(
     var b = e.getBoundingClientRect();
     return [b.left, b.top, b.right, b.bottom].map(function (v) { return v.toFixed(1); }).join(' ');
   }
+  // data-end: the label's end is shown whole (not clipped), inside the label's box.
   document.querySelectorAll('#ranks .rk .rl').forEach(function (l) {
+    var a = l.querySelector('.ra'), z = l.querySelector('.rz');
+    var outer = l.getBoundingClientRect(), end = z.getBoundingClientRect();
     l.setAttribute('data-box', box(l));
-    l.setAttribute('data-cut', l.scrollWidth > l.clientWidth ? 'yes' : 'no');
+    l.setAttribute('data-cut', a.scrollWidth > a.clientWidth ? 'yes' : 'no');
+    l.setAttribute('data-end', end.width > 0 && z.scrollWidth <= z.clientWidth &&
+                   end.left >= outer.left - 0.5 &&
+                   end.right <= outer.right + 0.5 ? 'yes' : 'no');
   });
   document.querySelectorAll('#ranks svg.rb[data-zero]').forEach(function (s) { s.setAttribute('data-box', box(s)); });
   document.querySelectorAll('#ranks rect.bar').forEach(function (r) { r.setAttribute('data-box', box(r)); });

@@ -97,7 +97,13 @@ TEST(RenderDiffHtml, HoldsEachPartOnce) {
               1u)
         << p.key;
     EXPECT_EQ(count(html, "<tr data-pair='" + p.key + "'"), 1u) << p.key;
-    EXPECT_EQ(count(html, "<span class=rl title='" + p.key + "'>" + p.key + "</span>"), 1u);
+    // The label's end, " rank N", apart: only the start may shrink to an ellipsis.
+    const std::size_t rank = p.key.rfind(" rank ");
+    EXPECT_EQ(
+        count(html, "<span class=rl title='" + p.key + "'><span class=ra>" + p.key.substr(0, rank) +
+                        "</span><span class=rz>" + p.key.substr(rank) + "</span></span>"),
+        1u)
+        << p.key;
   }
   EXPECT_EQ(bars(html).size(), 8u);
   // 30 kernels: the top 25 shown, the rest counted; the communication one marked.
@@ -122,6 +128,19 @@ TEST(RenderDiffHtml, HoldsEachPartOnce) {
   EXPECT_EQ(count(html, "<div class='rk out'"), 2u);
   EXPECT_NE(html.find("<p>2 pairs out of line with the job (+2.5%): their own verdict is faster "
                       "or slower and not the job's:</p>"),
+            std::string::npos);
+}
+
+TEST(RenderDiffHtml, RankLabelWithoutRankKeepsItsLastEightCharacters) {
+  nsel::RunDiff diff = made_up_diff(2, 20, kWorker);
+  diff.pairs[0].key = "vllm_generation_worker/node-a";
+  diff.pairs[1].key = "short";
+  const std::string html = nsel::render_diff_html(diff);
+  EXPECT_NE(html.find("<span class=rl title='vllm_generation_worker/node-a'><span "
+                      "class=ra>vllm_generation_worke</span><span class=rz>r/node-a</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<span class=rl title='short'><span class=ra></span><span "
+                      "class=rz>short</span>"),
             std::string::npos);
 }
 

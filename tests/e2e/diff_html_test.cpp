@@ -87,6 +87,7 @@ nsel::test::DrawnDiffPage draw_and_check(const nsel::RunDiff& diff, const std::s
     EXPECT_GT(l.box.right - l.box.left, 10) << l.pair;
     EXPECT_GE(l.box.bottom - l.box.top, 12) << l.pair << ": too low to read";
     EXPECT_LE(l.box.right, l.chart_left + 0.05) << l.pair << " runs into its bars";
+    EXPECT_TRUE(l.end_shown) << l.pair << ": its end is cut off";
     if (i > 0) {
       EXPECT_GE(l.box.top, d.labels[i - 1].box.bottom - 0.05) << l.pair;
     }

@@ -101,7 +101,8 @@ DrawnDiffPage draw_diff_in_chromium(const std::filesystem::path& page,
       // The chart is drawn at its own size (width attribute = viewBox width): no scaling.
       b.zero = chart_box.left + std::stod(attribute(chart, "data-zero"));
       d.labels.push_back({attribute(label, "title"), box_of(label),
-                          attribute(label, "data-cut") == "yes", chart_box.left});
+                          attribute(label, "data-cut") == "yes",
+                          attribute(label, "data-end") == "yes", chart_box.left});
     }
     at = next;
   }

@@ -26,8 +26,9 @@ struct DrawnRankBar {
 struct DrawnRankLabel {
   std::string pair;  // its full text, from its title
   Box box;
-  bool cut = false;       // the browser shows it ending in an ellipsis
-  double chart_left = 0;  // the left edge of its row's bar chart
+  bool cut = false;        // its start shrank to an ellipsis
+  bool end_shown = false;  // its end (" rank 12") is whole inside its box
+  double chart_left = 0;   // the left edge of its row's bar chart
 };
 
 struct DrawnDiffPage {
