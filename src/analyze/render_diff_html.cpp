@@ -633,9 +633,9 @@ ul,p{overflow-wrap:break-word}table.sortable th{cursor:pointer}table.sortable td
 svg.rb text.first{text-anchor:start}svg.rb text.last{text-anchor:end}
 )";
 
-// Measures the rank labels and bars as laid out (data-box: left top right bottom; data-cut:
-// the label shows an ellipsis) and the page's width, then lets a click on a header sort its
-// table.
+// Measures the rank labels and bars and the step numbers as laid out (data-box: left top right
+// bottom; data-cut: the label shows an ellipsis) and the page's width, then lets a click on a
+// header sort its table.
 constexpr const char* kDiffScript = R"(
 (function () {
   function box(e) {
@@ -653,6 +653,7 @@ constexpr const char* kDiffScript = R"(
                    end.right <= outer.right + 0.5 ? 'yes' : 'no');
   });
   document.querySelectorAll('#ranks svg.rb[data-zero]').forEach(function (s) { s.setAttribute('data-box', box(s)); });
+  document.querySelectorAll('#steps text.xtick').forEach(function (t) { t.setAttribute('data-box', box(t)); });
   document.querySelectorAll('#ranks rect.bar').forEach(function (r) { r.setAttribute('data-box', box(r)); });
   document.body.setAttribute('data-page', document.documentElement.scrollWidth + ' ' + window.innerWidth);
   document.querySelectorAll('table.sortable').forEach(function (table) {

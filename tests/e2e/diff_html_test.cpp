@@ -105,6 +105,12 @@ nsel::test::DrawnDiffPage draw_and_check(const nsel::RunDiff& diff, const std::s
   EXPECT_LE(d.page_width, d.window_width) << label;
   // The per-step chart: both medians of every step.
   EXPECT_EQ(d.step_points, 2 * diff.steps.size()) << label;
+  // Its step numbers apart from each other, and more than one of them.
+  EXPECT_GE(d.step_numbers.size(), std::min<std::size_t>(diff.steps.size(), 5)) << label;
+  for (std::size_t i = 1; i < d.step_numbers.size(); ++i) {
+    EXPECT_LT(d.step_numbers[i - 1].right, d.step_numbers[i].left)
+        << label << ": step numbers " << i - 1 << " and " << i;
+  }
   // The out-of-line pairs listed above the chart: at most 12, the furthest from the job first.
   std::vector<const nsel::ProcessPairDiff*> out_of_line;
   for (const nsel::ProcessPairDiff& p : diff.pairs) {

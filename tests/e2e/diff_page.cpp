@@ -123,6 +123,10 @@ DrawnDiffPage draw_diff_in_chromium(const std::filesystem::path& page,
          at = dom.find("<circle ", at + 1)) {
       ++d.step_points;
     }
+    for (std::size_t at = dom.find("<text class=\"xtick\"", steps);
+         at != std::string::npos && at < end; at = dom.find("<text class=\"xtick\"", at + 1)) {
+      d.step_numbers.push_back(box_of(tag_at(dom, "<text", at)));
+    }
   }
 
   std::istringstream body(attribute(tag_at(dom, "<body", 0), "data-page"));

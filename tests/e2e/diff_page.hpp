@@ -38,6 +38,7 @@ struct DrawnDiffPage {
   std::map<std::string, DrawnRankBar> bars;  // by pair key
   std::vector<DrawnRankLabel> labels;        // in the page's order
   std::vector<std::string> out_of_line;      // the list above the chart, in order
+  std::vector<Box> step_numbers;             // the per-step chart's step numbers, left to right
   std::size_t step_points = 0;               // per-step chart: one per step and side
   double page_width = 0;                     // document scroll width
   double window_width = 0;
