@@ -112,8 +112,8 @@ fs::path stretched_copy(const fs::path& export_file, const fs::path& copy, int p
     for (const auto& c : db.rows("PRAGMA table_info('" + table[0] + "')")) columns.insert(c[1]);
     if (columns.count("start") && columns.count("end")) {
       const std::string f = std::to_string(per_mille);
-      db.exec("UPDATE \"" + table[0] + "\" SET start = start * " + f + " / 1000, \"end\" = \"end\" * " +
-              f + " / 1000");
+      db.exec("UPDATE \"" + table[0] + "\" SET start = start * " + f +
+              " / 1000, \"end\" = \"end\" * " + f + " / 1000");
     }
   }
   db.exec("COMMIT");
@@ -157,9 +157,15 @@ Diff diff(const std::vector<std::string>& args) {
 }
 
 // What the JSON says, by name.
-const json& step_metric(const json& doc) { return doc.at("metrics").at(0); }
-std::string verdict_of(const json& metric) { return metric.at("change").at("verdict"); }
-double change_of(const json& metric) { return metric.at("change").at("change_percent"); }
+const json& step_metric(const json& doc) {
+  return doc.at("metrics").at(0);
+}
+std::string verdict_of(const json& metric) {
+  return metric.at("change").at("verdict");
+}
+double change_of(const json& metric) {
+  return metric.at("change").at("change_percent");
+}
 
 const json* kernel_named(const json& doc, const std::string& part) {
   for (const json& k : doc.at("kernels")) {
@@ -341,7 +347,11 @@ TEST(Diff, CsvFilesAndTheHtmlPageInHeadlessChromium) {
   const nsel::test::DrawnDiffPage page =
       nsel::test::draw_diff_in_chromium(out / "diff.html", temp() / "chromium-profile");
   EXPECT_EQ(page.verdict, "faster");
-  EXPECT_EQ(page.pair_bars, 4u);
+  EXPECT_EQ(page.bars.size(), 4u);
+  for (const auto& [key, bar] : page.bars) {
+    EXPECT_EQ(bar.out_of_line, key.find("r2") != std::string::npos) << key;
+    EXPECT_EQ(bar.change > 0, key.find("r2") != std::string::npos) << key;
+  }
   EXPECT_LE(page.page_width, page.window_width);
 }
 
@@ -363,8 +373,10 @@ TEST(Diff, BadInputIsOneLineNamingTheFlagAndExitTwo) {
   fs::create_directories(empty);
   const auto none = run({kNsel, "diff", empty.string(), empty.string()}, {});
   EXPECT_EQ(none.exit_code, 1);
-  EXPECT_EQ(none.err, "nsel: error: baseline: no reports (.nsys-rep) or exports (.sqlite) found "
-                      "under '" + empty.string() + "'\n");
+  EXPECT_EQ(none.err,
+            "nsel: error: baseline: no reports (.nsys-rep) or exports (.sqlite) found "
+            "under '" +
+                empty.string() + "'\n");
 }
 
 }  // namespace
