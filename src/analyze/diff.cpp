@@ -111,7 +111,7 @@ namespace {
 
 double change_percent_of(double baseline, double candidate) {
   if (baseline == 0) return 0;  // nothing to compare against; the verdict says what changed
-  return (candidate / baseline - 1.0) * 100.0;
+  return (candidate - baseline) / baseline * 100.0;  // exact for round ratios, unlike c / b - 1
 }
 
 // Why `baseline` and `candidate` values are too few to test, or "" when they are not.
