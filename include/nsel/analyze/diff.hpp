@@ -102,8 +102,8 @@ struct ProcessPairDiff {
   // paired in the order of their labels; "only process" when each side has one process whose
   // keys differ.
   std::string paired_by;
-  Change step;                         // over this process's own paired steps
-  std::optional<Change> compute;       // both have GPU data
+  Change step;                    // over this process's own paired steps
+  std::optional<Change> compute;  // both have GPU data
   std::optional<Change> communication;
   double change_vs_job_points = 0;  // its step change minus the job's, in percentage points
   // Its own step verdict is faster or slower and not the job's: a rank that got slower while
@@ -120,7 +120,7 @@ struct TotalsDiff {
   bool communication = false;  // a kernel of NCCL and the like (is_communication_kernel)
   DurationStats baseline;      // count, total, mean, stddev... of its instances
   DurationStats candidate;
-  long long count_change = 0;   // candidate count - baseline count
+  long long count_change = 0;       // candidate count - baseline count
   double total_change_percent = 0;  // of the total time; 0 when the baseline has none
   // Welch's t-test on the instances' mean duration (from counts, means and standard
   // deviations): the mean duration changed, not only the count.
