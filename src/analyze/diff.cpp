@@ -362,19 +362,8 @@ struct Pool {
       }
       s.stddev = std::sqrt(squares / (n - 1.0));
     }
-    // The instances themselves are gone: the median of the parts' medians, each weighted by
-    // its count, stands in (exact for one part).
-    std::vector<std::pair<double, long long>> medians;
-    for (const DurationStats& part : parts) medians.emplace_back(part.median, part.count);
-    std::sort(medians.begin(), medians.end());
-    long long seen = 0;
-    for (const auto& [median, part_count] : medians) {
-      seen += part_count;
-      if (2 * seen >= count) {
-        s.median = median;
-        break;
-      }
-    }
+    // No median: the instances are gone and the parts' medians do not make one; nsel diff
+    // compares counts, totals and means.
     return s;
   }
 };

@@ -18,7 +18,7 @@ using analyze_text::fixed;
 
 constexpr std::size_t kAllRanksAtMost = 16;  // more: only the out-of-line ones, in the terminal
 constexpr std::size_t kTopRows = 10;
-constexpr std::size_t kNameWidth = 34;  // of kernels and ranges: the rest of 100 columns
+constexpr std::size_t kNameWidth = 33;  // of kernels and ranges: the rest of 100 columns
 
 std::string ms_of(double ns, int digits = 3) {
   return fixed(ns / 1e6, digits);
@@ -56,6 +56,11 @@ std::string shortened(const std::string& name, std::size_t width) {
   if (scope != std::string::npos) out = out.substr(scope + 2);
   if (out.empty()) out = name;
   if (out.size() <= width) return out;
+  // "<...>" already says something was left out: drop it whole rather than cut it open.
+  const std::size_t templated = out.rfind("<...>");
+  if (templated != std::string::npos && templated + 5 == out.size() && templated <= width - 3) {
+    return out.substr(0, templated) + "...";
+  }
   return out.substr(0, width - 3) + "...";
 }
 
@@ -138,18 +143,23 @@ void totals_table(std::ostringstream& out, const std::string& title,
   const std::size_t shown = std::min(rows.size(), kTopRows);
   out << "\n"
       << title << " (top " << shown << " of " << rows.size() << " by change in total time"
-      << (kernels ? "; * communication" : "") << ")\n";
-  TextTable table({"count", "->", "total ms", "->", "change", "mean p", "mean", "name"});
+      << (kernels ? "; * communication" : "") << "; mean: per instance, Welch's t-test)\n";
+  // The verdict is on the mean duration, so its change stands beside it: a kernel launched
+  // less often can take less time in all while each launch got slower.
+  TextTable table({"count", "total ms", "change", "mean", "p", "verdict", "name"});
   for (std::size_t i = 0; i < shown; ++i) {
     const TotalsDiff& r = rows[i];
-    table.add(
-        {std::to_string(r.baseline.count), std::to_string(r.candidate.count),
-         ms_of(static_cast<double>(r.baseline.total)),
-         ms_of(static_cast<double>(r.candidate.total)),
-         r.baseline.total == 0 ? "new" : signed_percent(r.total_change_percent),
-         r.mean_verdict == Verdict::inconclusive ? "-" : p_text(r.mean_p_value),
-         r.mean_verdict == Verdict::inconclusive ? "-" : std::string(verdict_name(r.mean_verdict)),
-         (r.communication ? "* " : "") + shortened(r.name, kNameWidth)});
+    const bool tested = r.mean_verdict != Verdict::inconclusive;
+    const double mean_change =
+        r.baseline.mean == 0 ? 0 : (r.candidate.mean - r.baseline.mean) / r.baseline.mean * 100;
+    table.add({std::to_string(r.baseline.count) + "->" + std::to_string(r.candidate.count),
+               ms_of(static_cast<double>(r.baseline.total), 1) + "->" +
+                   ms_of(static_cast<double>(r.candidate.total), 1),
+               r.baseline.total == 0 ? "new" : signed_percent(r.total_change_percent),
+               r.baseline.count == 0 || r.candidate.count == 0 ? "-" : signed_percent(mean_change),
+               tested ? p_text(r.mean_p_value) : "-",
+               tested ? std::string(verdict_name(r.mean_verdict)) : "-",
+               (r.communication ? "* " : "") + shortened(r.name, kNameWidth)});
   }
   out << table.render("  ");
 }
@@ -307,9 +317,9 @@ nlohmann::json identity_json(const ReportIdentity& id) {
 }
 
 nlohmann::json stats_json(const DurationStats& s) {
-  return {{"count", s.count},      {"total_ns", s.total}, {"mean_ns", s.mean},
-          {"median_ns", s.median}, {"min_ns", s.min},     {"max_ns", s.max},
-          {"stddev_ns", s.stddev}};
+  // No median: pooled over processes and launch shapes it cannot be rebuilt from the parts.
+  return {{"count", s.count}, {"total_ns", s.total}, {"mean_ns", s.mean},
+          {"min_ns", s.min},  {"max_ns", s.max},     {"stddev_ns", s.stddev}};
 }
 
 nlohmann::json totals_json(const std::vector<TotalsDiff>& rows, bool kernels) {
