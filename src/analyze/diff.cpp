@@ -119,6 +119,10 @@ std::string few_steps_reason(std::size_t baseline, std::size_t candidate, std::s
   const std::string at_least = ", at least " + std::to_string(needed) + " needed";
   const bool few_baseline = baseline < needed;
   const bool few_candidate = candidate < needed;
+  if (baseline == 0 && candidate == 0) {
+    // Most often a capture without step ranges (or another step name): say so, not a count.
+    return "no steps in either run (no NVTX range named as a step)" + at_least;
+  }
   if (few_baseline && few_candidate) {
     if (baseline == candidate) return std::to_string(baseline) + " steps in each run" + at_least;
     return std::to_string(baseline) + " steps in the baseline and " + std::to_string(candidate) +
