@@ -121,7 +121,8 @@ std::string few_steps_reason(std::size_t baseline, std::size_t candidate, std::s
   const bool few_candidate = candidate < needed;
   if (baseline == 0 && candidate == 0) {
     // Most often a capture without step ranges (or another step name): say so, not a count.
-    return "no steps in either run (no NVTX range named as a step)" + at_least;
+    return "no NVTX range named as a step in either run, at least " + std::to_string(needed) +
+           " steps needed";
   }
   if (few_baseline && few_candidate) {
     if (baseline == candidate) return std::to_string(baseline) + " steps in each run" + at_least;
