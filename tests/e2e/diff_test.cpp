@@ -229,6 +229,15 @@ TEST(Diff, BiggerBucketsDoFewerAllReducesAsTheSetSays) {
   }
   for (const auto& [name, count] : base_counts) EXPECT_TRUE(names.count(name)) << name;
   for (const auto& [name, count] : bucket_counts) EXPECT_TRUE(names.count(name)) << name;
+  // NCCL's own NVTX ranges say the same.
+  bool nvtx_seen = false;
+  for (const json& r : d.doc.at("nvtx")) {
+    if (r["name"] != "ncclAllReduce") continue;
+    nvtx_seen = true;
+    EXPECT_EQ(r["baseline"]["count"], 472);
+    EXPECT_EQ(r["candidate"]["count"], 295);
+  }
+  EXPECT_TRUE(nvtx_seen);
   // 59 steps each, all paired; the verdict's numbers are printed with it.
   EXPECT_EQ(d.doc["steps"].size(), 59u);
   const json& step = step_metric(d.doc);
