@@ -232,7 +232,7 @@ TEST(Diff, BiggerBucketsDoFewerAllReducesAsTheSetSays) {
   // NCCL's own NVTX ranges say the same.
   bool nvtx_seen = false;
   for (const json& r : d.doc.at("nvtx")) {
-    if (r["name"] != "ncclAllReduce") continue;
+    if (r["name"] != "NCCL:ncclAllReduce") continue;  // the domain first, as nvtxppsum
     nvtx_seen = true;
     EXPECT_EQ(r["baseline"]["count"], 472);
     EXPECT_EQ(r["candidate"]["count"], 295);
