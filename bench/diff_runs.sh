@@ -31,23 +31,7 @@ for i in $(seq 0 $((ranks - 1))); do
 done
 
 # "<median wall s> <median CPU s> <peak RSS KiB>" of a command run N times.
-measure() {
-  python3 -c '
-import resource, subprocess, sys, time
-repeat, command = int(sys.argv[1]), sys.argv[2:]
-walls, cpus = [], []
-for _ in range(repeat):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    began = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    walls.append(time.perf_counter() - began)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-walls.sort(); cpus.sort()
-print(f"{walls[len(walls) // 2]:.3f} {cpus[len(cpus) // 2]:.3f} "
-      f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
-' "$@"
-}
+measure() { python3 bench/measure.py "$1" : "${@:2}"; }
 
 # The two report runs as one command, so that they are measured alike.
 cat >"$work/two_reports.sh" <<SCRIPT

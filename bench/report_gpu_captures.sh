@@ -60,24 +60,7 @@ fi
 
 # Runs a command N times after a preparation command; prints "<median wall s> <median CPU s>
 # <peak RSS KiB>" (CPU: user + system of the command and all it waited for).
-measure() {
-  python3 -c '
-import resource, subprocess, sys, time
-repeat, prepare, command = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
-walls, cpus = [], []
-for _ in range(repeat):
-    subprocess.run(["bash", "-c", prepare], check=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    began = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    walls.append(time.perf_counter() - began)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-walls.sort(); cpus.sort()
-print(f"{walls[len(walls) // 2]:.3f} {cpus[len(cpus) // 2]:.3f} "
-      f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
-' "$@"
-}
+measure() { python3 bench/measure.py "$@"; }
 
 make_reports
 # ---- the numbers agree -------------------------------------------------------------------------

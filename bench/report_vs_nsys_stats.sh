@@ -42,24 +42,7 @@ make_export() {
 # Runs a command N times; prints "<median wall s> <median CPU s> <peak RSS KiB>": CPU is user +
 # system time of the command and every process it waited for, the peak RSS their largest
 # (getrusage). On a shared machine the CPU time is the steadier of the two.
-measure() {
-  python3 -c '
-import resource, subprocess, sys, time
-repeat, command = int(sys.argv[1]), sys.argv[2:]
-walls, cpus = [], []
-for _ in range(repeat):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    began = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    walls.append(time.perf_counter() - began)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-walls.sort()
-cpus.sort()
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(f"{walls[len(walls) // 2]:.3f} {cpus[len(cpus) // 2]:.3f} {peak}")
-' "$@"
-}
+measure() { python3 bench/measure.py "$1" : "${@:2}"; }
 
 ranges() { sqlite3 "$1" "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 70)"; }
 

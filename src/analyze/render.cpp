@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyze/csv_table.hpp"
 #include "analyze/number_text.hpp"
 #include "nsel/analyze/render.hpp"
 #include "nsel/core/error.hpp"
@@ -346,24 +347,7 @@ nlohmann::json render_json(const ReportSet& set) {
 
 namespace {
 
-std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
-  std::string out = "\"";
-  for (char c : value) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-class Csv {
- public:
-  void row(const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) text_ += (i ? "," : "") + csv_field(cells[i]);
-    text_ += "\n";
-  }
-  const std::string& text() const { return text_; }
-
- private:
-  std::string text_;
-};
+using analyze::Csv;
 
 void kernel_csv(Csv& csv, const ReportSet& set) {
   std::vector<std::string> header = {"process"};

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "analyze/csv_table.hpp"
 #include "analyze/number_text.hpp"
 #include "nsel/analyze/render_diff.hpp"
 #include "nsel/core/error.hpp"
@@ -403,24 +404,7 @@ nlohmann::json render_diff_json(const RunDiff& diff) {
 
 namespace {
 
-std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
-  std::string out = "\"";
-  for (char c : value) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-class Csv {
- public:
-  void row(const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) text_ += (i ? "," : "") + csv_field(cells[i]);
-    text_ += "\n";
-  }
-  const std::string& text() const { return text_; }
-
- private:
-  std::string text_;
-};
+using analyze::Csv;
 
 // Enough digits to read a p-value or a nanosecond median back.
 std::string number(double value) {

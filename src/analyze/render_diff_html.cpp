@@ -17,21 +17,6 @@ namespace {
 
 using html_page::escape;
 
-// Local, not diff.cpp's verdict_name: this page must not wait for the engine's file.
-const char* verdict_text(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::faster:
-      return "faster";
-    case Verdict::slower:
-      return "slower";
-    case Verdict::unchanged:
-      return "unchanged";
-    case Verdict::inconclusive:
-      return "inconclusive";
-  }
-  return "inconclusive";
-}
-
 std::string format(const char* pattern, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, pattern, value);
@@ -86,18 +71,6 @@ std::string attribute_number(double value) {
   return format("%.6g", std::isfinite(value) ? value : 0.0);
 }
 
-std::string pairing_text(const PairingRule& rule) {
-  std::string out;
-  const std::pair<bool, const char*> parts[] = {
-      {rule.worker, "worker"}, {rule.rank, "rank"}, {rule.node, "node"}};
-  for (const auto& [on, name] : parts) {
-    if (!on) continue;
-    if (!out.empty()) out += ",";
-    out += name;
-  }
-  return out.empty() ? "-" : out;
-}
-
 // The smallest of 1, 2, 5, 10, 20, 50, ... at least `value`: a scale's round end.
 double round_up(double value) {
   if (!(value > 0) || !std::isfinite(value)) return 1;
@@ -124,7 +97,7 @@ Cell number_cell(const std::string& text, double sort_by) {
 }
 
 Cell verdict_cell(Verdict verdict) {
-  const std::string name = verdict_text(verdict);
+  const std::string name = std::string(verdict_name(verdict));
   return {"<span class='vd " + name + "'>" + name + "</span>", true, ""};
 }
 
@@ -214,8 +187,8 @@ void header(std::ostringstream& out, const RunDiff& diff) {
   }
   out << "</tbody></table>\n<p class=note>" << diff.pairs.size()
       << (diff.pairs.size() == 1 ? " pair" : " pairs") << " of processes matched by "
-      << escape(pairing_text(diff.options.pairing)) << ", " << diff.unpaired.size() << " unpaired; "
-      << diff.steps.size() << " steps on both sides.</p>\n";
+      << escape(pairing_rule_text(diff.options.pairing)) << ", " << diff.unpaired.size()
+      << " unpaired; " << diff.steps.size() << " steps on both sides.</p>\n";
 }
 
 void banner(std::ostringstream& out, const RunDiff& diff) {
@@ -225,7 +198,7 @@ void banner(std::ostringstream& out, const RunDiff& diff) {
     return;
   }
   const Change& c = diff.step_time().change;
-  const std::string verdict = verdict_text(c.verdict);
+  const std::string verdict = std::string(verdict_name(c.verdict));
   out << "<div id=verdict class='banner " << verdict << "' data-verdict=" << verdict
       << " data-change=" << attribute_number(c.change_percent)
       << " data-p=" << attribute_number(c.p_value) << "><b>Step time: " << verdict << ", "
@@ -274,7 +247,8 @@ void metrics_table(std::ostringstream& out, const RunDiff& diff) {
                number_cell(quartiles_text(c.candidate_steps), c.candidate_steps.q1),
                number_cell(percent_text(c.change_percent), c.change_percent),
                number_cell(p_text(c.p_value), c.p_value), verdict, Cell{chart.str(), true, ""}},
-              " data-metric='" + escape(m.name) + "' data-verdict=" + verdict_text(c.verdict) +
+              " data-metric='" + escape(m.name) +
+                  "' data-verdict=" + std::string(verdict_name(c.verdict)) +
                   " data-change=" + attribute_number(c.change_percent));
   }
   table_end(out);
@@ -377,7 +351,8 @@ void steps_chart(std::ostringstream& out, const RunDiff& diff) {
 
 std::string optional_change(const std::optional<Change>& change) {
   if (!change) return "-";
-  return percent_text(change->change_percent) + " (" + verdict_text(change->verdict) + ")";
+  return percent_text(change->change_percent) + " (" + std::string(verdict_name(change->verdict)) +
+         ")";
 }
 
 constexpr std::size_t kOutOfLineListed = 12;
@@ -432,8 +407,8 @@ void ranks_chart(std::ostringstream& out, const RunDiff& diff) {
       const ProcessPairDiff* p = out_of_line[i];
       out << "<li data-pair='" << escape(p->key) << "'><b>" << escape(p->key)
           << "</b>: " << percent_text(p->step.change_percent) << ", "
-          << verdict_text(p->step.verdict) << ", p = " << p_text(p->step.p_value) << " ("
-          << format("%+.1f", p->change_vs_job_points) << " points from the job)</li>";
+          << std::string(verdict_name(p->step.verdict)) << ", p = " << p_text(p->step.p_value)
+          << " (" << format("%+.1f", p->change_vs_job_points) << " points from the job)</li>";
     }
     if (shown < out_of_line.size()) {
       out << "<li class=note>and " << out_of_line.size() - shown
@@ -459,7 +434,7 @@ void ranks_chart(std::ostringstream& out, const RunDiff& diff) {
   for (const ProcessPairDiff& p : diff.pairs) {
     const double change = p.step.change_percent;
     const double left = std::min(x(change), kZero), right = std::max(x(change), kZero);
-    const std::string verdict = verdict_text(p.step.verdict);
+    const std::string verdict = std::string(verdict_name(p.step.verdict));
     const std::string key = escape(p.key);
     out << "<div class='rk" << (p.out_of_line ? " out" : "") << "' data-pair='" << key << "'>"
         << rank_label(p.key) << "<svg class=rb width=" << kWidth << " height=18 viewBox='0 0 "
@@ -552,7 +527,7 @@ void totals_table(std::ostringstream& out, const std::vector<TotalsDiff>& rows,
                      t.candidate.mean),
          number_cell(p_text(t.mean_p_value), t.mean_p_value), verdict_cell(t.mean_verdict)},
         " data-" + std::string(id == "kernels" ? "kernel" : "range") + "='" + escape(t.name) +
-            "' data-verdict=" + verdict_text(t.mean_verdict) +
+            "' data-verdict=" + std::string(verdict_name(t.mean_verdict)) +
             (t.communication ? " data-communication=yes" : ""));
   }
   table_end(out);

@@ -105,13 +105,8 @@ int run_diff(const DiffCliOptions& options) {
   std::string side_name;
   DiffProgress told;
   told.summarising = [&](std::string_view side) { side_name = "nsel diff: " + std::string(side); };
-  told.side.found = [&](std::size_t total) { progress.emplace(side_name, total, options.quiet); };
-  told.side.exporting = [&](const fs::path& report) { progress->exporting(report); };
-  told.side.read = [&](const fs::path& report) { progress->done(report); };
-  told.side.all_read = [&] { progress->finish(); };
-  told.side.failed = [&](const ReportFailure& failure) {
-    std::fprintf(stderr, "nsel: %s\n", failure.message.c_str());
-  };
+  told.side = reading_progress(
+      progress, [&side_name] { return side_name; }, options.quiet);
   if (!options.quiet) {
     told.wrote_csv = [](const fs::path& dir) {
       std::fprintf(stderr, "nsel diff: wrote CSV files to %s\n", dir.c_str());

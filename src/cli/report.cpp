@@ -64,15 +64,8 @@ int run_report(const ReportOptions& options) {
   request.environment = environment_variable;
 
   std::optional<ReportsProgress> progress;
-  ReportProgress told;
-  told.found = [&](std::size_t total) { progress.emplace("nsel report", total, options.quiet); };
-  told.exporting = [&](const fs::path& report) { progress->exporting(report); };
-  told.read = [&](const fs::path& report) { progress->done(report); };
-  told.all_read = [&] { progress->finish(); };
-  // One line per unreadable report, in the reports' order, whatever finished first.
-  told.failed = [](const ReportFailure& failure) {
-    std::fprintf(stderr, "nsel: %s\n", failure.message.c_str());
-  };
+  ReportProgress told = reading_progress(
+      progress, [] { return std::string("nsel report"); }, options.quiet);
   if (!options.quiet) {
     told.wrote_csv = [](const fs::path& dir) {
       std::fprintf(stderr, "nsel report: wrote CSV files to %s\n", dir.c_str());

@@ -6,10 +6,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
+
+#include "nsel/workflow/summarize_reports.hpp"
 
 namespace nsel::cli {
 
@@ -56,5 +60,23 @@ class ReportsProgress {
   bool quiet_;
   bool terminal_;
 };
+
+// The callbacks that draw `progress` while a set of reports is read: it is made once the reports
+// are counted, named by `command()` then ("nsel report", "nsel diff: baseline"); an unreadable
+// report is one line, in the reports' order, whatever finished first.
+inline ReportProgress reading_progress(std::optional<ReportsProgress>& progress,
+                                       std::function<std::string()> command, bool quiet) {
+  ReportProgress told;
+  told.found = [&progress, command, quiet](std::size_t total) {
+    progress.emplace(command(), total, quiet);
+  };
+  told.exporting = [&progress](const fs::path& report) { progress->exporting(report); };
+  told.read = [&progress](const fs::path& report) { progress->done(report); };
+  told.all_read = [&progress] { progress->finish(); };
+  told.failed = [](const ReportFailure& failure) {
+    std::fprintf(stderr, "nsel: %s\n", failure.message.c_str());
+  };
+  return told;
+}
 
 }  // namespace nsel::cli
