@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "analyze/csv_table.hpp"
 #include "analyze/number_text.hpp"
+#include "analyze/plain_tables.hpp"
 #include "nsel/analyze/render.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/sys/files.hpp"
@@ -27,41 +27,7 @@ std::string percent(long long part, long long whole) {
                     : fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1);
 }
 
-// Columns padded to their widest cell; the first `left` columns and the last (names) are
-// left-aligned, numbers right-aligned.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> header, std::size_t left = 0)
-      : left_(left), rows_{std::move(header)} {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string render(const std::string& indent) const {
-    std::vector<std::size_t> width;
-    for (const auto& row : rows_) {
-      width.resize(std::max(width.size(), row.size()));
-      for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    }
-    std::string out;
-    for (const auto& row : rows_) {
-      std::string line = indent;
-      for (std::size_t i = 0; i < row.size(); ++i) {
-        const std::string pad(width[i] - row[i].size(), ' ');
-        const bool last = i + 1 == row.size();
-        if (i < left_ || last) {
-          line += row[i] + (last ? "" : pad);
-        } else {
-          line += pad + row[i];
-        }
-        if (!last) line += "  ";
-      }
-      out += line + "\n";
-    }
-    return out;
-  }
-
- private:
-  std::size_t left_;
-  std::vector<std::vector<std::string>> rows_;
-};
+using analyze::TextTable;
 
 std::vector<std::string> summary_header(const std::string& count, const std::string& name) {
   return {"Time (%)", "Total Time (ns)", count,         "Avg (ns)", "Med (ns)",

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "analyze/csv_table.hpp"
 #include "analyze/number_text.hpp"
+#include "analyze/plain_tables.hpp"
 #include "nsel/analyze/render_diff.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/sys/files.hpp"
@@ -65,37 +65,7 @@ std::string shortened(const std::string& name, std::size_t width) {
   return out.substr(0, width - 3) + "...";
 }
 
-// Columns padded to their widest cell; the first `left` columns and the last are
-// left-aligned, numbers right-aligned.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> header, std::size_t left = 0)
-      : left_(left), rows_{std::move(header)} {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string render(const std::string& indent) const {
-    std::vector<std::size_t> width;
-    for (const auto& row : rows_) {
-      width.resize(std::max(width.size(), row.size()));
-      for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    }
-    std::string out;
-    for (const auto& row : rows_) {
-      std::string line = indent;
-      for (std::size_t i = 0; i < row.size(); ++i) {
-        const std::string pad(width[i] - row[i].size(), ' ');
-        const bool last = i + 1 == row.size();
-        line += i < left_ || last ? row[i] + (last ? "" : pad) : pad + row[i];
-        if (!last) line += "  ";
-      }
-      out += line + "\n";
-    }
-    return out;
-  }
-
- private:
-  std::size_t left_;
-  std::vector<std::vector<std::string>> rows_;
-};
+using analyze::TextTable;
 
 std::string steps_tested_text(const Change& change) {
   if (change.baseline_steps.count == change.candidate_steps.count) {
