@@ -12,6 +12,8 @@
 # Each pass after the first runs the Ray plugin's teardown test with
 # NSEL_TEST_TEARDOWN_REPETITIONS=1 (each teardown once more with the other generation; the first
 # pass repeats each 5 times), unless the caller sets NSEL_TEST_TEARDOWN_REPETITIONS for every pass.
+# In the first pass the unit tests (label unit: no real nsys, no cluster) run one per core; every
+# other test runs alone, as the real-nsys ones are sensitive to timing on a machine of 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
@@ -43,7 +45,8 @@ on_path=$(version_of "$(command -v nsys || echo nsys)" || true)
 echo "== tests, all labels, with Nsight Systems $on_path ($(command -v nsys))"
 # A failing part does not stop the later ones: the run says everything that fails.
 status=0
-ctest --output-on-failure --timeout 600 "$@" || status=1
+ctest --output-on-failure --timeout 600 -j"$(nproc)" -L '^unit$' "$@" || status=1
+ctest --output-on-failure --timeout 600 -LE '^unit$' "$@" || status=1
 for g in $generations; do
   [ "$g" = "$on_path" ] && continue
   bin=$(nsys_bin_of "$g")
