@@ -27,8 +27,12 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 say "installing ${pins[*]} (already present ones are kept)"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
-# The build tools are in the environment already, so pip need not fetch them again.
+# The build tools are in the environment already, so pip need not fetch them again. The package
+# is installed stripped (pyproject.toml), so its build's -g is dropped: GCC's code is the same
+# with or without it, and the compiles take about a third less time.
 say "building and installing the nsel package (pip install .)"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation .
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+  -C "cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" \
+  -C "cmake.define.CMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" .
 echo "$sources_hash" >"$stamp"
 say "ready: $("$venv/bin/python" -c 'import nsel, ray; print("nsel", nsel.__file__, "ray", ray.__version__)')"

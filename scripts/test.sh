@@ -8,6 +8,12 @@
 # unpacks into ${NSEL_NSYS_2023_ROOT:-/opt/nsight-systems-2023.4}). The first pass runs everything
 # with PATH as it is; a generation whose nsys is not the one on PATH gets a second pass of the
 # real-nsys labels with its bin folder first on PATH. "2022.4" alone: one pass, as before.
+#
+# Each pass after the first runs the Ray plugin's teardown test with
+# NSEL_TEST_TEARDOWN_REPETITIONS=1 (each teardown once more with the other generation; the first
+# pass repeats each 5 times), unless the caller sets NSEL_TEST_TEARDOWN_REPETITIONS for every pass.
+# In the first pass the unit tests (label unit: no real nsys, no cluster) run one per core; every
+# other test runs alone, as the real-nsys ones are sensitive to timing on a machine of 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
@@ -37,10 +43,15 @@ done
 
 on_path=$(version_of "$(command -v nsys || echo nsys)" || true)
 echo "== tests, all labels, with Nsight Systems $on_path ($(command -v nsys))"
-ctest --output-on-failure --timeout 600 "$@"
+# A failing part does not stop the later ones: the run says everything that fails.
+status=0
+ctest --output-on-failure --timeout 600 -j"$(nproc)" -L '^unit$' "$@" || status=1
+ctest --output-on-failure --timeout 600 -LE '^unit$' "$@" || status=1
 for g in $generations; do
   [ "$g" = "$on_path" ] && continue
   bin=$(nsys_bin_of "$g")
   echo "== real-nsys tests (integration, slurm, ray) again with Nsight Systems $g ($bin/nsys)"
-  PATH="$bin:$PATH" ctest --output-on-failure --timeout 600 -L 'integration|slurm|ray' "$@"
+  PATH="$bin:$PATH" NSEL_TEST_TEARDOWN_REPETITIONS=${NSEL_TEST_TEARDOWN_REPETITIONS:-1} \
+    ctest --output-on-failure --timeout 600 -L 'integration|slurm|ray' "$@" || status=1
 done
+exit "$status"
