@@ -32,7 +32,7 @@ say "installing ${pins[*]} (already present ones are kept)"
 # with or without it, and the compiles take about a third less time.
 say "building and installing the nsel package (pip install .)"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
-  -C "cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" \
-  -C "cmake.define.CMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" .
+  --config-settings "cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" \
+  --config-settings "cmake.define.CMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" .
 echo "$sources_hash" >"$stamp"
 say "ready: $("$venv/bin/python" -c 'import nsel, ray; print("nsel", nsel.__file__, "ray", ray.__version__)')"
