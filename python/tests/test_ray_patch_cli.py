@@ -2,6 +2,7 @@
 older variant, and the at-import fix of `import nsel`; no cluster needed."""
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -41,10 +42,22 @@ def nsight_py(site):
     return site / "ray" / "_private" / "runtime_env" / "nsight.py"
 
 
+def as_user(user, argv):
+    """argv run as `user` (another user than the owner of Ray's copy). That user must reach the
+    venv: a checkout under a private home (/root is 700) cannot be run by anybody else, so the
+    test is skipped with the reason there rather than failing on the environment."""
+    folder = Path(os.path.abspath(argv[0])).parent  # the venv itself, not where its links go
+    private = [p for p in [folder, *folder.parents] if not p.stat().st_mode & 0o001]
+    if private:
+        pytest.skip(f"user {user} cannot reach {argv[0]}: {private[-1]} is not searchable by "
+                    "other users (check out nsel where everybody may search, e.g. not under /root)")
+    return ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
+
+
 def patch(*args, user=None):
     argv = [nsel_cli(), "ray", "patch", *args]
     if user:
-        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
+        argv = as_user(user, argv)
     return subprocess.run(argv, capture_output=True, text=True)
 
 
@@ -125,7 +138,7 @@ def import_nsel(site, env_overrides, user=None):
     code = "import nsel; print(nsel.ray_launcher_fix and nsel.ray_launcher_fix['status'])"
     argv = [VENV_PYTHON, "-c", code]
     if user:
-        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
+        argv = as_user(user, argv)
     return subprocess.run(argv, capture_output=True, text=True, env=env, cwd="/")
 
 

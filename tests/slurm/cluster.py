@@ -10,6 +10,7 @@ this module started, never by name.
     python3 cluster.py check      # exit 77 with a reason when SLURM cannot run here
 """
 
+import hashlib
 import json
 import os
 import random
@@ -77,7 +78,7 @@ class Cluster:
     def __init__(self, root):
         self.root = os.path.abspath(root)
         self.conf = os.path.join(self.root, "slurm.conf")
-        self.munge_socket = os.path.join(self.root, "munge", "munge.sock")
+        self.munge_socket = os.path.join(_munge_socket_dir(self.root), "munge.sock")
         self.pids_file = os.path.join(self.root, "pids.json")
         self._started = []
 
@@ -173,6 +174,7 @@ class Cluster:
         # writable by nobody else.
         os.chmod(self.root, 0o755)
         os.chmod(os.path.join(self.root, "munge"), 0o755)
+        os.makedirs(os.path.dirname(self.munge_socket), mode=0o755, exist_ok=True)
         key = os.path.join(self.root, "munge", "munge.key")
         with open(key, "wb") as f:
             f.write(os.urandom(1024))
@@ -279,7 +281,22 @@ class Cluster:
         for daemon in self._started:
             daemon.poll()
         self._started = []
+        if not self.munge_socket.startswith(self.root + os.sep):
+            shutil.rmtree(os.path.dirname(self.munge_socket), ignore_errors=True)
         return time.monotonic() - started, left
+
+
+def _munge_socket_dir(root):
+    """munged refuses a socket with a folder above it that not everybody may search: a build
+    folder under a private home (/root is 700) gets its socket under /run instead, named after
+    the cluster's folder so that `down` finds it again."""
+    folder = os.path.join(root, "munge")
+    parents = [os.path.dirname(root)]
+    while parents[-1] != os.path.dirname(parents[-1]):
+        parents.append(os.path.dirname(parents[-1]))
+    if all(not os.path.exists(p) or os.stat(p).st_mode & 0o001 for p in parents):
+        return folder
+    return os.path.join("/run", "nsel-munge-" + hashlib.sha1(root.encode()).hexdigest()[:12])
 
 
 def _alive(pid):
