@@ -118,7 +118,7 @@ struct ProcessPairDiff {
 struct TotalsDiff {
   std::string name;
   bool communication = false;  // a kernel of NCCL and the like (is_communication_kernel)
-  DurationStats baseline;      // count, total, mean, stddev... of its instances
+  DurationStats baseline;      // count, total, mean, stddev, min, max of its instances; no median
   DurationStats candidate;
   long long count_change = 0;       // candidate count - baseline count
   double total_change_percent = 0;  // of the total time; 0 when the baseline has none
