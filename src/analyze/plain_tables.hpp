@@ -3,8 +3,13 @@
 #pragma once
 
 #include <algorithm>
+#include <deque>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include "nsel/core/error.hpp"
+#include "nsel/sys/files.hpp"
 
 namespace nsel::analyze {
 
@@ -61,6 +66,33 @@ class TextTable {
  private:
   std::size_t left_;
   std::vector<std::vector<std::string>> rows_;
+};
+
+// CSV files written together into one folder (--csv DIR): the folder made first (an error names
+// the flag), the files filled, then each written under a temporary name and renamed.
+class CsvFolder {
+ public:
+  explicit CsvFolder(std::filesystem::path dir) : dir_(std::move(dir)) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) {
+      throw Error("--csv=" + quote(dir_.string()) + ": cannot create the folder: " + ec.message());
+    }
+  }
+  // The file's rows; the reference stays valid as more files are added.
+  Csv& add(const std::string& name) { return files_.emplace_back(name, Csv()).second; }
+  std::vector<std::filesystem::path> write() const {
+    std::vector<std::filesystem::path> written;
+    for (const auto& [name, csv] : files_) {
+      write_file_atomically(dir_ / name, csv.text());
+      written.push_back(dir_ / name);
+    }
+    return written;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::deque<std::pair<std::string, Csv>> files_;
 };
 
 }  // namespace nsel::analyze

@@ -351,16 +351,8 @@ void summary_csv(Csv& csv, const ReportSet& set, const std::string& count, const
 }  // namespace
 
 std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw Error("--csv=" + quote(dir.string()) + ": cannot create the folder: " + ec.message());
-  std::vector<std::pair<std::string, Csv>> files;
-  files.reserve(16);  // `add` hands out references that must stay valid
-  const auto add = [&](const std::string& name) -> Csv& {
-    files.emplace_back(name, Csv());
-    return files.back().second;
-  };
+  analyze::CsvFolder folder(dir);
+  const auto add = [&folder](const std::string& name) -> Csv& { return folder.add(name); };
 
   Csv& processes = add("processes.csv");
   processes.row({"process", "worker", "rank", "node", "pid", "step_range", "steps", "has_nvtx",
@@ -430,12 +422,7 @@ std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
   failures.row({"report", "error"});
   for (const ReportFailure& f : set.failures) failures.row({f.report.string(), f.message});
 
-  std::vector<fs::path> written;
-  for (const auto& [name, csv] : files) {
-    write_file_atomically(dir / name, csv.text());
-    written.push_back(dir / name);
-  }
-  return written;
+  return folder.write();
 }
 
 }  // namespace nsel

@@ -458,17 +458,8 @@ void totals_csv(Csv& csv, const std::vector<TotalsDiff>& rows, bool kernels) {
 }  // namespace
 
 std::vector<fs::path> write_diff_csv(const RunDiff& diff, const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw Error("--csv=" + quote(dir.string()) + ": cannot create the folder: " + ec.message());
-  }
-  std::vector<std::pair<std::string, Csv>> files;
-  files.reserve(8);  // `add` hands out references that must stay valid
-  const auto add = [&](const std::string& name) -> Csv& {
-    files.emplace_back(name, Csv());
-    return files.back().second;
-  };
+  analyze::CsvFolder folder(dir);
+  const auto add = [&folder](const std::string& name) -> Csv& { return folder.add(name); };
 
   Csv& metrics = add("diff_metrics.csv");
   metrics.row(joined({"metric", "kind"}, change_header("")));
@@ -521,12 +512,7 @@ std::vector<fs::path> write_diff_csv(const RunDiff& diff, const fs::path& dir) {
     }
   }
 
-  std::vector<fs::path> written;
-  for (const auto& [name, csv] : files) {
-    write_file_atomically(dir / name, csv.text());
-    written.push_back(dir / name);
-  }
-  return written;
+  return folder.write();
 }
 
 }  // namespace nsel
