@@ -8,6 +8,7 @@
 #include <random>
 
 #include "analyze/rank_tests.hpp"
+#include "exact_stats.hpp"
 #include "nsel/analyze/diff.hpp"
 #include "nsel/core/error.hpp"
 
@@ -481,19 +482,7 @@ TEST(DiffMetrics, GpuMetricsAndRangesInOrder) {
 namespace {
 
 nsel::DurationStats stats_of(std::vector<long long> v) {
-  nsel::DurationStats s;
-  std::sort(v.begin(), v.end());
-  s.count = static_cast<long long>(v.size());
-  for (auto x : v) s.total += x;
-  s.min = v.front();
-  s.max = v.back();
-  s.mean = static_cast<double>(s.total) / static_cast<double>(s.count);
-  s.median =
-      (static_cast<double>(v[(v.size() - 1) / 2]) + static_cast<double>(v[v.size() / 2])) / 2;
-  double squares = 0;
-  for (auto x : v) squares += (static_cast<double>(x) - s.mean) * (static_cast<double>(x) - s.mean);
-  s.stddev = std::sqrt(squares / static_cast<double>(s.count - 1));
-  return s;
+  return nsel::test::exact_stats(v);
 }
 
 std::vector<long long> instances(std::mt19937& random, std::size_t count, long long around) {

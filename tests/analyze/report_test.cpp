@@ -10,6 +10,7 @@
 #include <random>
 
 #include "analyze/duration_stats.hpp"
+#include "exact_stats.hpp"
 #include "nsel/analyze/comparison.hpp"
 #include "nsel/analyze/render.hpp"
 #include "nsel/analyze/summary.hpp"
@@ -34,19 +35,7 @@ void execute(const fs::path& db_path, const std::string& sql) {
 
 // The exact answer, the slow way.
 nsel::DurationStats brute_force(std::vector<std::int64_t> v) {
-  nsel::DurationStats s;
-  std::sort(v.begin(), v.end());
-  s.count = static_cast<long long>(v.size());
-  for (auto x : v) s.total += x;
-  s.min = v.front();
-  s.max = v.back();
-  s.mean = static_cast<double>(s.total) / static_cast<double>(s.count);
-  const std::size_t n = v.size();
-  s.median = (static_cast<double>(v[(n - 1) / 2]) + static_cast<double>(v[n / 2])) / 2.0;
-  double squares = 0;
-  for (auto x : v) squares += (static_cast<double>(x) - s.mean) * (static_cast<double>(x) - s.mean);
-  s.stddev = n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0.0;
-  return s;
+  return nsel::test::exact_stats(v);
 }
 
 }  // namespace

@@ -25,13 +25,10 @@ using nsel::test::run;
 
 namespace {
 
-const fs::path kSets = fs::path(NSEL_SOURCE_DIR) / ".." / "shared" / "gpu-reports";
+const fs::path kSets = nsel::test::gpu_reports_dir(NSEL_SOURCE_DIR);
 const std::string kNsel = NSEL_BINARY;
 
-#define NEED_GPU_REPORTS()                                                                  \
-  if (!fs::is_directory(kSets)) {                                                           \
-    GTEST_SKIP() << "no real GPU captures here: " << kSets << " is absent (see DESIGN.md)"; \
-  }
+#define NEED_GPU_REPORTS() NSEL_SKIP_WITHOUT_GPU_REPORTS(kSets)
 
 fs::path temp_root;
 

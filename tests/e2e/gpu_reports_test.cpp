@@ -28,7 +28,7 @@ using nsel::test::run;
 
 namespace {
 
-const fs::path kSets = fs::path(NSEL_SOURCE_DIR) / ".." / "shared" / "gpu-reports";
+const fs::path kSets = nsel::test::gpu_reports_dir(NSEL_SOURCE_DIR);
 const std::string kNsel = NSEL_BINARY;
 const std::string kNsys2022 = "/usr/bin/nsys";
 const std::string kNsys2023 = "/opt/nsight-systems-2023.4/usr/bin/nsys";
@@ -263,10 +263,7 @@ const Data& data() {
   return *d;
 }
 
-#define NEED_GPU_REPORTS()                                                                  \
-  if (!fs::is_directory(kSets)) {                                                           \
-    GTEST_SKIP() << "no real GPU captures here: " << kSets << " is absent (see DESIGN.md)"; \
-  }
+#define NEED_GPU_REPORTS() NSEL_SKIP_WITHOUT_GPU_REPORTS(kSets)
 
 // Row for row: the same rows in every column; in 2023.4's order (total time, then instances,
 // then name) row by row, and in 2022.4's (total time only) by total time.

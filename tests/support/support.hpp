@@ -33,6 +33,17 @@ Started start(const std::vector<std::string>& argv, const std::map<std::string, 
               const std::filesystem::path& working_directory = {}, bool own_process_group = false);
 RunResult finish(const Started& started);
 
+// The real GPU captures beside the checkout (`source_dir`/../shared/gpu-reports), read in place
+// and never copied into the repository; absent on machines that do not have them.
+inline std::filesystem::path gpu_reports_dir(const std::filesystem::path& source_dir) {
+  return source_dir / ".." / "shared" / "gpu-reports";
+}
+// Skips the calling test, with the reason, where `dir` (gpu_reports_dir) is absent.
+#define NSEL_SKIP_WITHOUT_GPU_REPORTS(dir)                                                  \
+  if (!std::filesystem::is_directory(dir)) {                                                \
+    GTEST_SKIP() << "no real GPU captures here: " << (dir) << " is absent (see DESIGN.md)"; \
+  }
+
 // A fresh empty folder under the system temp folder, removed by the caller.
 std::filesystem::path make_temp_dir(const std::string& label);
 
