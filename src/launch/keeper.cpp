@@ -18,6 +18,7 @@
 #include "launch/stop_signals.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/launch/nsys_agents.hpp"
+#include "nsel/sys/proc.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -74,7 +75,6 @@ class Keeper {
     }
     if (options_.on_started) options_.on_started();
     const int code = supervise();
-    stop_nsys_agents(nsys_);
     if (options_.on_finished) options_.on_finished(code);
     return code;
   }
@@ -87,16 +87,55 @@ class Keeper {
       poll(fds, count, poll_timeout_ms());
       drain_self_pipe();
       if (count == 2 && fds[1].revents != 0) read_control();
-      int status = 0;
-      const pid_t ended = waitpid(nsys_, &status, WNOHANG);
-      if (ended == nsys_) {
+      if (!nsys_code_ && reap_nsys()) {
+        // Its agents serve nothing now, and a program still running waits in its NVTX calls
+        // for as long as they live.
+        stop_nsys_agents(nsys_);
+      }
+      if (nsys_code_) {
         if (escalated_) kill_program_groups(SIGKILL);  // nothing of the program may stay
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-        return 1;
+        if (escalated_ || !outlives_nsys()) return *nsys_code_;
+        continue;  // nsys is gone: nothing more to find below it or to escalate
       }
       tick();
     }
+  }
+
+  // True when nsys has just ended; its exit status is kept.
+  bool reap_nsys() {
+    int status = 0;
+    if (waitpid(nsys_, &status, WNOHANG) != nsys_) return false;
+    nsys_code_ = WIFEXITED(status)     ? WEXITSTATUS(status)
+                 : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                       : 1;
+    return true;
+  }
+
+  // nsys has ended while the program it was told to stop lives on: a batch system that signals
+  // every process of the job (scancel) stops nsys too, which then exits at once, and the program
+  // may ignore the signal or hang in nsys's NVTX code. It gets until the stop deadline, as it
+  // would with nsys alive, and is then killed with whatever is left of nsys's group, so that
+  // nothing of the job outlives nsel (it would be outside the job's process tree by then).
+  bool outlives_nsys() {
+    if (stop_signal_ == 0) return false;
+    // nsys's group (its launcher and tee) keeps nsys's process id in use while it lives. Zombies
+    // do not count: orphans are init's, which may reap them seconds late.
+    bool nsys_group_alive = false;
+    bool alive = false;
+    for (const ProcessStat& process : read_process_table()) {
+      if (process.state == 'Z') continue;
+      nsys_group_alive = nsys_group_alive || process.group == nsys_;
+      alive = alive || process.group == nsys_ || program_groups_.contains(process.group);
+    }
+    if (!alive) return false;
+    if (Clock::now() < *deadline_) return true;
+    say(std::string("nsys has ended but the profiled program still runs ") +
+        seconds_text(options_.stop_timeout) + " s (NSEL_STOP_TIMEOUT) after " +
+        signal_name(stop_signal_) + "; killing it");
+    kill_program_groups(SIGKILL);
+    if (nsys_group_alive) kill(-nsys_, SIGKILL);
+    nsys_code_ = 128 + SIGKILL;  // what nsys said no longer tells how the program ended
+    return false;
   }
 
   int poll_timeout_ms() const {
@@ -197,6 +236,7 @@ class Keeper {
   int self_read_ = -1;
   pid_t nsys_ = 0;
   std::string nsys_folder_;
+  std::optional<int> nsys_code_;  // once nsys has ended
   int stop_signal_ = 0;
   bool stop_delivered_ = false;
   bool escalated_ = false;

@@ -1,8 +1,11 @@
 #include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <time.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -37,10 +40,65 @@ long handover_ms() {
   return g_handover_ms;
 }
 
+// Once nsys itself has ended (a batch system's SIGTERM reaches it too, and 2023.4 then ends at
+// once), nvtxRangeEnd in nsys's injection can wait for it for good: the program never dies of the
+// signal it was sent (seen 60 s after a scancel). A watchdog thread, started with the first
+// capture, bounds that call and then ends the program by the same signal. A thread rather than a
+// timer signal: SIGALRM and the process's timers are the program's own.
+constexpr int kSignalRangeEndDeadlineSeconds = 3;  // the message below says 3 s
+sem_t g_stop_began;                                // posted by the handler as it calls nvtxRangeEnd
+sem_t g_range_ended;  // posted by the handler once nvtxRangeEnd has returned
+volatile sig_atomic_t g_dying_of = 0;
+
+void* watch_the_range_end(void*) {
+  while (sem_wait(&g_stop_began) != 0) {
+  }
+  timespec deadline{};
+  clock_gettime(CLOCK_REALTIME, &deadline);  // sem_timedwait's clock (POSIX, any glibc)
+  deadline.tv_sec += kSignalRangeEndDeadlineSeconds;
+  while (sem_timedwait(&g_range_ended, &deadline) != 0) {
+    if (errno != ETIMEDOUT) continue;
+    std::fputs(
+        "nsel: nsys did not acknowledge the end of the NVTX capture range within 3 s of the stop "
+        "signal (nsys has ended?); the program ends now\n",
+        stderr);
+    const int signal_number = g_dying_of;
+    signal(signal_number, SIG_DFL);
+    sigset_t dying;
+    sigemptyset(&dying);
+    sigaddset(&dying, signal_number);
+    pthread_sigmask(SIG_UNBLOCK, &dying, nullptr);
+    raise(signal_number);  // its default action ends the whole process
+  }
+  return nullptr;
+}
+
+// Once per process, from the thread that opens the first capture (not from a handler).
+void start_range_end_watchdog() {
+  static const bool started = [] {
+    sem_init(&g_stop_began, 0, 0);
+    sem_init(&g_range_ended, 0, 0);
+    // Every signal blocked: the program's signals go to its own threads, never to this one.
+    sigset_t all;
+    sigset_t before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    pthread_t thread{};
+    const bool created = pthread_create(&thread, nullptr, watch_the_range_end, nullptr) == 0;
+    if (created) pthread_detach(thread);
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    return created;
+  }();
+  (void)started;
+}
+
 void end_range_then_die(int signal_number) {
   const nvtxRangeId_t range = g_open_range.exchange(0);
   if (range != 0) {
+    g_dying_of = signal_number;
+    sem_post(&g_stop_began);
     nvtxRangeEnd(range);
+    sem_post(&g_range_ended);
     timespec wait{g_handover_ms / 1000, (g_handover_ms % 1000) * 1000000L};
     while (nanosleep(&wait, &wait) != 0) {
     }
@@ -51,6 +109,7 @@ void end_range_then_die(int signal_number) {
 
 void hand_over_on_stop_signals() {
   if (handover_ms() == 0) return;
+  start_range_end_watchdog();
   for (int signal_number : kHandedOverSignals) {
     struct sigaction current {};
     if (sigaction(signal_number, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;

@@ -309,3 +309,58 @@ TEST(Supervision, AProgramThatIgnoresTheStopIsEndedAfterTheTimeout) {
   EXPECT_EQ(nsel::test::count_processes_with({dir.string() + "/*"}), 0);
   fs::remove_all(dir);
 }
+
+// Every live process below `root`, as a batch system without cgroups finds a job's processes
+// (proctrack/linuxproc: by parent links, whatever their session).
+std::vector<pid_t> job_tree(pid_t root) {
+  std::vector<pid_t> tree{root};
+  const std::vector<nsel::ProcessStat> table = nsel::read_process_table();
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    for (const nsel::ProcessStat& process : table) {
+      if (process.parent == tree[i] && process.state != 'Z') tree.push_back(process.pid);
+    }
+  }
+  return tree;
+}
+
+// SLURM's scancel signals each process of the job, nsys included, which then exits before the
+// program (2022.4 and 2023.4 alike): what nsys leaves (its launcher, the program) must still end
+// with nsel, not live on outside the job's process tree. Without the keeper's kill, 3 processes
+// were left and nsel exited 0.
+TEST(Supervision, SigtermToEveryProcessOfTheJobLeavesNothingBehind) {
+  const fs::path dir = nsel::test::make_temp_dir("every-process");
+  const nsel::test::Started job = start_job(
+      {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+       (dir / "reports").string(), "--", "/bin/sh", "-c",
+       "trap '' TERM; touch \"$0\"; while :; do sleep 0.1; done", (dir / "started").string()},
+      {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
+       {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
+       {"NSEL_CAPTURE", "none"},
+       {"NRL_NSYS_EXTRA_OPTIONS", "{\"t\": \"osrt\"}"},
+       {"NSEL_STOP_TIMEOUT", "2"}});
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (!fs::exists(dir / "started") && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(10ms);
+  }
+  std::this_thread::sleep_for(300ms);
+  const std::vector<pid_t> tree = job_tree(job.pid);
+  ASSERT_GE(tree.size(), 4u) << "nsel, its keeper, nsys and the program";
+  for (pid_t pid : tree) kill(pid, SIGTERM);
+  const int code = nsel::wait_exit_code(job.pid);
+  const std::string err = job_errors(job);
+  EXPECT_EQ(code, 128 + SIGKILL) << err;
+  EXPECT_NE(err.find("nsel: nsys has ended but the profiled program still runs 2 s "
+                     "(NSEL_STOP_TIMEOUT) after SIGTERM; killing it"),
+            std::string::npos)
+      << err;
+  // nsel has exited: nothing of the job may be left (the program ignores SIGTERM, so only the
+  // keeper's kill at NSEL_STOP_TIMEOUT ends it).
+  std::this_thread::sleep_for(500ms);
+  std::vector<pid_t> left;
+  for (pid_t pid : tree) {
+    if (pid != job.pid && kill(pid, 0) == 0 && !nsel::is_zombie(pid)) left.push_back(pid);
+  }
+  for (pid_t pid : left) kill(pid, SIGKILL);  // the test leaves nothing running either
+  EXPECT_TRUE(left.empty()) << left.size() << " process(es) of the job outlived nsel\n" << err;
+  fs::remove_all(dir);
+}

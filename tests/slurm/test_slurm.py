@@ -106,13 +106,18 @@ def job_processes(job_id):
 
 
 def describe_processes(pids):
+    """One line per process: pid, state, parent, group and session (who should have ended it),
+    then its command line."""
     lines = []
     for pid in pids:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                lines.append(f"{pid}: " + f.read().replace(b"\0", b" ").decode(errors="replace"))
-        except OSError:
-            pass
+                command = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{pid}/stat") as f:
+                state, parent, group, session = f.read().rsplit(")", 1)[1].split()[:4]
+        except (OSError, ValueError):
+            continue
+        lines.append(f"{pid} [{state} parent {parent} group {group} session {session}]: {command}")
     return "\n".join(lines)
 
 
@@ -428,7 +433,8 @@ class Sbatch(SlurmTestCase):
             gone = wait_job_gone(job_id, slurm_cluster.KILL_WAIT_SECONDS + 30)
             ended_after = time.monotonic() - cancelled_at
             left = job_processes(job_id)
-            self.assertTrue(gone, "processes of the job left:\n" + describe_processes(left))
+            self.assertTrue(gone, "processes of the job left:\n" + describe_processes(left)
+                            + "\njob output:\n" + self.job_output())
             # No nsys agent of the job (agents inherit the job's environment) and none of their
             # shared-memory files.
             # (Files of older sessions whose process id the job's processes reuse do not count.)

@@ -30,7 +30,9 @@ inline constexpr std::chrono::seconds kKillGrace{5};
 // SIGTERM, SIGINT or SIGHUP sent to the caller, or the caller's death (even by SIGKILL), makes
 // the keeper pass that signal (SIGTERM for a death) to the program's process group only: the
 // program ends, nsys writes the report, and the keeper waits for it at most `stop_timeout`.
-// Whatever happens, the keeper ends the nsys agent daemons of the session before it exits.
+// Whatever happens, the keeper ends the nsys agent daemons of the session once nsys has ended,
+// and nothing of a program it was told to stop outlives it (killed at `stop_timeout` when nsys,
+// signalled too, ended first).
 //
 // Forks: call it from a single-threaded process (the nsel command line).
 int run_profiled(const std::vector<std::string>& command,
