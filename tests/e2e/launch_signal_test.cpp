@@ -279,8 +279,10 @@ TEST(Supervision, SigintAndSighupArePassedOnToo) {
   }
 }
 
-TEST(Supervision, AProgramThatIgnoresTheStopIsEndedAfterTheTimeout) {
-  const fs::path dir = nsel::test::make_temp_dir("timeout");
+namespace {
+
+// A profiled program that ignores SIGTERM, started and running (so past nsys's start-up).
+nsel::test::Started start_stubborn_job(const fs::path& dir, const std::string& stop_timeout) {
   const nsel::test::Started job = start_job(
       {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
        (dir / "reports").string(), "--", "/bin/sh", "-c",
@@ -289,12 +291,21 @@ TEST(Supervision, AProgramThatIgnoresTheStopIsEndedAfterTheTimeout) {
        {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
        {"NSEL_CAPTURE", "none"},
        {"NRL_NSYS_EXTRA_OPTIONS", "{\"t\": \"osrt\"}"},
-       {"NSEL_STOP_TIMEOUT", "1"}});
+       {"NSEL_STOP_TIMEOUT", stop_timeout}});
   const auto give_up = std::chrono::steady_clock::now() + 60s;
   while (!fs::exists(dir / "started") && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(10ms);
   }
   std::this_thread::sleep_for(300ms);
+  return job;
+}
+
+}  // namespace
+
+TEST(Supervision, AProgramThatIgnoresTheStopIsEndedAfterTheTimeout) {
+  const fs::path dir = nsel::test::make_temp_dir("timeout");
+  const nsel::test::Started job = start_stubborn_job(dir, "1");
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
   kill(-job.pid, SIGTERM);
   const int code = nsel::wait_exit_code(job.pid);  // bounded by the timeout, then SIGINT, SIGKILL
   const std::string err = job_errors(job);
@@ -310,6 +321,8 @@ TEST(Supervision, AProgramThatIgnoresTheStopIsEndedAfterTheTimeout) {
   fs::remove_all(dir);
 }
 
+namespace {
+
 // Every live process below `root`, as a batch system without cgroups finds a job's processes
 // (proctrack/linuxproc: by parent links, whatever their session).
 std::vector<pid_t> job_tree(pid_t root) {
@@ -323,26 +336,15 @@ std::vector<pid_t> job_tree(pid_t root) {
   return tree;
 }
 
+}  // namespace
+
 // SLURM's scancel signals each process of the job, nsys included, which then exits before the
 // program (2022.4 and 2023.4 alike): what nsys leaves (its launcher, the program) must still end
 // with nsel, not live on outside the job's process tree. Without the keeper's kill, 3 processes
 // were left and nsel exited 0.
 TEST(Supervision, SigtermToEveryProcessOfTheJobLeavesNothingBehind) {
   const fs::path dir = nsel::test::make_temp_dir("every-process");
-  const nsel::test::Started job = start_job(
-      {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
-       (dir / "reports").string(), "--", "/bin/sh", "-c",
-       "trap '' TERM; touch \"$0\"; while :; do sleep 0.1; done", (dir / "started").string()},
-      {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
-       {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
-       {"NSEL_CAPTURE", "none"},
-       {"NRL_NSYS_EXTRA_OPTIONS", "{\"t\": \"osrt\"}"},
-       {"NSEL_STOP_TIMEOUT", "2"}});
-  const auto give_up = std::chrono::steady_clock::now() + 60s;
-  while (!fs::exists(dir / "started") && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(10ms);
-  }
-  std::this_thread::sleep_for(300ms);
+  const nsel::test::Started job = start_stubborn_job(dir, "2");
   const std::vector<pid_t> tree = job_tree(job.pid);
   ASSERT_GE(tree.size(), 4u) << "nsel, its keeper, nsys and the program";
   for (pid_t pid : tree) kill(pid, SIGTERM);
