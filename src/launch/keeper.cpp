@@ -140,7 +140,8 @@ class Keeper {
 
   int poll_timeout_ms() const {
     // Looking for the program (to stop it or to see it end) is a /proc scan; after that a cheap
-    // liveness check is enough.
+    // liveness check is enough. Once nsys has ended, each look is a /proc scan (outlives_nsys).
+    if (nsys_code_) return 250;
     if (stop_signal_ != 0 && !stop_delivered_) return 20;
     if (program_groups_.empty()) return 200;
     return 250;
