@@ -1,8 +1,10 @@
+#include <linux/futex.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -44,20 +46,40 @@ long handover_ms() {
 // once), nvtxRangeEnd in nsys's injection can wait for it for good: the program never dies of the
 // signal it was sent (seen 60 s after a scancel). A watchdog thread, started with the first
 // capture, bounds that call and then ends the program by the same signal. A thread rather than a
-// timer signal: SIGALRM and the process's timers are the program's own.
+// timer signal: SIGALRM and the process's timers are the program's own. It and the handler meet
+// through raw futex calls: nsys's OS runtime trace records libc's semaphore and sleep calls, and
+// the watchdog's wait would otherwise lie across the user's whole capture in the report.
 constexpr int kSignalRangeEndDeadlineSeconds = 3;  // the message below says 3 s
-sem_t g_stop_began;                                // posted by the handler as it calls nvtxRangeEnd
-sem_t g_range_ended;  // posted by the handler once nvtxRangeEnd has returned
+std::atomic<int> g_stop_began{0};                  // set by the handler as it calls nvtxRangeEnd
+std::atomic<int> g_range_ended{0};  // set by the handler once nvtxRangeEnd has returned
 volatile sig_atomic_t g_dying_of = 0;
 
+// FUTEX_WAIT while `word` is 0; `timeout` relative, or null for none.
+void futex_wait_while_zero(std::atomic<int>& word, const timespec* timeout) {
+  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAIT_PRIVATE, 0, timeout, nullptr, 0);
+}
+
+void futex_set_and_wake(std::atomic<int>& word) {
+  word.store(1);
+  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
 void* watch_the_range_end(void*) {
-  while (sem_wait(&g_stop_began) != 0) {
-  }
-  timespec deadline{};
-  clock_gettime(CLOCK_REALTIME, &deadline);  // sem_timedwait's clock (POSIX, any glibc)
-  deadline.tv_sec += kSignalRangeEndDeadlineSeconds;
-  while (sem_timedwait(&g_range_ended, &deadline) != 0) {
-    if (errno != ETIMEDOUT) continue;
+  while (g_stop_began.load() == 0) futex_wait_while_zero(g_stop_began, nullptr);
+  timespec started{};
+  clock_gettime(CLOCK_MONOTONIC, &started);
+  while (g_range_ended.load() == 0) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const long long left_ns =
+        (started.tv_sec + kSignalRangeEndDeadlineSeconds - now.tv_sec) * 1000000000LL +
+        (started.tv_nsec - now.tv_nsec);
+    if (left_ns > 0) {
+      const timespec left{static_cast<time_t>(left_ns / 1000000000LL),
+                          static_cast<long>(left_ns % 1000000000LL)};
+      futex_wait_while_zero(g_range_ended, &left);
+      continue;
+    }
     std::fputs(
         "nsel: nsys did not acknowledge the end of the NVTX capture range within 3 s of the stop "
         "signal (nsys has ended?); the program ends now\n",
@@ -76,8 +98,6 @@ void* watch_the_range_end(void*) {
 // Once per process, from the thread that opens the first capture (not from a handler).
 void start_range_end_watchdog() {
   static const bool started = [] {
-    sem_init(&g_stop_began, 0, 0);
-    sem_init(&g_range_ended, 0, 0);
     // Every signal blocked: the program's signals go to its own threads, never to this one.
     sigset_t all;
     sigset_t before;
@@ -85,7 +105,10 @@ void start_range_end_watchdog() {
     pthread_sigmask(SIG_SETMASK, &all, &before);
     pthread_t thread{};
     const bool created = pthread_create(&thread, nullptr, watch_the_range_end, nullptr) == 0;
-    if (created) pthread_detach(thread);
+    if (created) {
+      pthread_setname_np(thread, "nsel-watchdog");
+      pthread_detach(thread);
+    }
     pthread_sigmask(SIG_SETMASK, &before, nullptr);
     return created;
   }();
@@ -96,9 +119,9 @@ void end_range_then_die(int signal_number) {
   const nvtxRangeId_t range = g_open_range.exchange(0);
   if (range != 0) {
     g_dying_of = signal_number;
-    sem_post(&g_stop_began);
+    futex_set_and_wake(g_stop_began);
     nvtxRangeEnd(range);
-    sem_post(&g_range_ended);
+    futex_set_and_wake(g_range_ended);
     timespec wait{g_handover_ms / 1000, (g_handover_ms % 1000) * 1000000L};
     while (nanosleep(&wait, &wait) != 0) {
     }
