@@ -80,10 +80,12 @@ void* watch_the_range_end(void*) {
       futex_wait_while_zero(g_range_ended, &left);
       continue;
     }
-    std::fputs(
+    // write(2), not stdio: the interrupted thread may hold stderr's lock.
+    constexpr char kSaid[] =
         "nsel: nsys did not acknowledge the end of the NVTX capture range within 3 s of the stop "
-        "signal (nsys has ended?); the program ends now\n",
-        stderr);
+        "signal (nsys has ended?); the program ends now\n";
+    ssize_t ignored = write(STDERR_FILENO, kSaid, sizeof kSaid - 1);
+    (void)ignored;
     const int signal_number = g_dying_of;
     signal(signal_number, SIG_DFL);
     sigset_t dying;
