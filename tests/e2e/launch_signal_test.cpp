@@ -327,10 +327,9 @@ namespace {
 // (proctrack/linuxproc: by parent links, whatever their session).
 std::vector<pid_t> job_tree(pid_t root) {
   std::vector<pid_t> tree{root};
-  const std::vector<nsel::ProcessStat> table = nsel::read_process_table();
   for (std::size_t i = 0; i < tree.size(); ++i) {
-    for (const nsel::ProcessStat& process : table) {
-      if (process.parent == tree[i] && process.state != 'Z') tree.push_back(process.pid);
+    for (pid_t child : nsel::child_processes(tree[i])) {
+      if (!nsel::is_zombie(child)) tree.push_back(child);
     }
   }
   return tree;
