@@ -29,6 +29,47 @@ bool same_time(const timespec& a, const timespec& b) {
   return a.tv_sec == b.tv_sec && (a.tv_nsec == b.tv_nsec || b.tv_nsec == 0 || a.tv_nsec == 0);
 }
 
+// Below LOG_DIR every folder is nsel's: a link or a file found in place of one was planted, and
+// is never followed.
+constexpr const char* kNotAFolder =
+    "not a folder (a link or a file is in its place; links are never followed at the "
+    "destination)";
+
+// Opens `destination`, made folder by folder below `base` (LOG_DIR, the user's, which may be a
+// link) without following any link below it. Returns -1 with `failure` set.
+int open_destination(const fs::path& base, const fs::path& destination, std::string& failure) {
+  std::error_code ec;
+  if (base.empty()) {
+    fs::create_directories(destination, ec);
+    const int fd = ::open(destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) failure = std::strerror(errno);
+    return fd;
+  }
+  fs::create_directories(base, ec);
+  int fd = ::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    failure = std::strerror(errno);
+    return -1;
+  }
+  for (const fs::path& part : destination.lexically_relative(base)) {
+    if (part.empty() || part == ".") continue;
+    if (::mkdirat(fd, part.c_str(), 0777) != 0 && errno != EEXIST) {
+      failure = std::strerror(errno);
+      ::close(fd);
+      return -1;
+    }
+    const int next = ::openat(fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int error = errno;
+    ::close(fd);
+    if (next < 0) {
+      failure = error == ELOOP || error == ENOTDIR ? kNotAFolder : std::strerror(error);
+      return -1;
+    }
+    fd = next;
+  }
+  return fd;
+}
+
 std::string partial_name(const std::string& name) {
   std::string partial = "." + name + std::string(kPartialSuffix);
   if (partial.size() > 250) {
@@ -42,10 +83,10 @@ std::string partial_name(const std::string& name) {
 void Mirror::add_root(MirrorRoot& root, const fs::path& source) {
   std::error_code ec;
   if (!fs::is_directory(source, ec)) return;  // a session removed meanwhile
-  fs::create_directories(root.destination, ec);
-  UniqueFd dst(::open(root.destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::string failure;
+  UniqueFd dst(open_destination(root.base, root.destination, failure));
   if (dst.fd < 0) {
-    problem("cannot create " + root.destination.string() + ": " + std::strerror(errno));
+    problem("cannot create " + root.destination.string() + ": " + failure);
     return;
   }
   SyncState::prepare(dst.fd);
@@ -129,9 +170,10 @@ void Mirror::visit(const FolderTask& task) {
   }
   UniqueFd src(::open(task.source.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (src.fd < 0) return;  // removed meanwhile
-  UniqueFd dst(::open(task.destination.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd dst(::open(task.destination.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dst.fd < 0) {
-    problem("cannot open " + task.destination.string() + ": " + std::strerror(errno));
+    problem("cannot open " + task.destination.string() + ": " +
+            (errno == ELOOP || errno == ENOTDIR ? kNotAFolder : std::strerror(errno)));
     return;
   }
   ++stats_.folders;
@@ -177,6 +219,11 @@ void Mirror::visit(const FolderTask& task) {
       } else if (errno != EEXIST) {
         problem("cannot create " + (task.destination / name).string() + ": " +
                 std::strerror(errno));
+        continue;
+      } else if (struct stat there{};
+                 ::fstatat(dst.fd, name.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0 ||
+                 !S_ISDIR(there.st_mode)) {
+        problem("cannot copy into " + (task.destination / name).string() + ": " + kNotAFolder);
         continue;
       }
       push({task.root, task.source / name, task.destination / name, task.relative + name + "/",
@@ -234,7 +281,14 @@ std::optional<SyncState::Times> Mirror::copy(int src_dir, int dst_dir, const std
   struct stat before {};
   if (::fstat(in.fd, &before) != 0) return std::nullopt;
   const std::string partial = partial_name(name);
-  UniqueFd out(::openat(dst_dir, partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  // Made anew, never opened through what is there: a link planted at the temporary name would
+  // otherwise have the copy written wherever it points. What is there is only ours to remove (a
+  // pass killed midway, or a planted link: unlinking removes the link, not its target).
+  constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  UniqueFd out(::openat(dst_dir, partial.c_str(), kCreate, 0600));
+  if (out.fd < 0 && errno == EEXIST && ::unlinkat(dst_dir, partial.c_str(), 0) == 0) {
+    out.fd = ::openat(dst_dir, partial.c_str(), kCreate, 0600);
+  }
   if (out.fd < 0) {
     problem("cannot write " + (destination / partial).string() + ": " + std::strerror(errno));
     return std::nullopt;

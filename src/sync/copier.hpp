@@ -45,6 +45,8 @@ struct Counters {
 // keeps it from pass to pass.
 struct MirrorRoot {
   std::size_t number = 0;  // its place among the roots a sync keeps
+  // LOG_DIR: below it, folders are made and opened without following links (empty: none).
+  std::filesystem::path base;
   std::filesystem::path destination;
   SyncState state;
   bool loaded = false;   // its state was read from the destination

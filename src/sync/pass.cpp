@@ -29,7 +29,8 @@ std::vector<MirrorJob> session_jobs(const SyncSettings& settings) {
   std::vector<MirrorJob> jobs;
   for (const std::string& session : sessions) {
     const fs::path logs = settings.source / session / "logs";
-    if (fs::is_directory(logs, ec)) jobs.push_back({logs, target / session / "logs"});
+    if (fs::is_directory(logs, ec))
+      jobs.push_back({logs, target / session / "logs", settings.log_dir});
   }
   return jobs;
 }
@@ -57,6 +58,7 @@ PassStats run_jobs(const std::vector<MirrorJob>& jobs, const SyncObserver& obser
   for (const MirrorJob& job : jobs) {
     roots.push_back(std::make_unique<MirrorRoot>());
     roots.back()->destination = job.destination;
+    roots.back()->base = job.base;
     mirror.add_root(*roots.back(), job.source);
   }
   mirror.run(sync_detail::kMirrorThreads, started);

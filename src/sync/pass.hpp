@@ -12,6 +12,7 @@ namespace nsel::sync_detail {
 struct MirrorJob {
   std::filesystem::path source;
   std::filesystem::path destination;
+  std::filesystem::path base;  // LOG_DIR, above the destination
 };
 
 // Folders are visited by several threads: a pass mostly waits for the file system (a shared

@@ -64,6 +64,7 @@ class ResidentSync {
     std::vector<bool> present(in_full.size(), false);
     for (const MirrorJob& job : jobs) {
       MirrorRoot& root = root_for(job.destination);
+      root.base = job.base;
       present[root.number] = true;
       if (full || !root.watched) {
         mirror.add_root(root, job.source);

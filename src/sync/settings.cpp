@@ -27,6 +27,20 @@ std::chrono::milliseconds to_milliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0 + 0.5));
 }
 
+// Whether `path` is `folder` or lies below it, both as the file system resolves them (links
+// followed), so that a link cannot hide that the source holds the destination.
+bool holds(const fs::path& folder, const fs::path& path) {
+  std::error_code ec;
+  std::string outer = fs::weakly_canonical(folder, ec).string();
+  if (ec) return false;
+  std::string inner = fs::weakly_canonical(path, ec).string();
+  if (ec) return false;
+  while (outer.size() > 1 && outer.back() == '/') outer.pop_back();
+  while (inner.size() > 1 && inner.back() == '/') inner.pop_back();
+  if (outer == "/") return true;
+  return inner == outer || inner.starts_with(outer + "/");
+}
+
 }  // namespace
 
 fs::path slurm_log_dir(std::string_view base_log_dir, std::string_view job_id,
@@ -124,6 +138,16 @@ SyncSettings resolve_sync_settings(const SyncRequest& request, const SyncEnvLook
       gethostname(host, sizeof host - 1);
       settings.node = host;
     }
+  }
+  // Checked last, as it looks at the file system. A destination inside the source would be mirrored
+  // into itself, one level deeper each pass.
+  if (holds(settings.source, settings.log_dir)) {
+    const std::string flag = request.dest ? "--dest" : "BASE_LOG_DIR";
+    const std::string value = request.dest ? *request.dest : settings.log_dir.string();
+    throw Error(bad_value(flag, value,
+                          "inside the source folder " + quote(settings.source.string()) +
+                              ", whose copies would then hold copies of themselves",
+                          "a folder outside it, e.g. on the shared file system"));
   }
   return settings;
 }

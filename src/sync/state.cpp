@@ -1,5 +1,7 @@
 #include "sync/state.hpp"
 
+#include <sys/stat.h>
+
 #include <charconv>
 
 #include "nsel/core/error.hpp"
@@ -7,7 +9,19 @@
 
 namespace nsel::sync_detail {
 
+namespace {
+
+// The state lives in a folder of ours: a link planted in its place is neither read nor written
+// through.
+bool own_state_folder(const std::filesystem::path& mirrored) {
+  struct stat st {};
+  return ::lstat((mirrored / SyncState::kFolder).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
 void SyncState::load(const std::filesystem::path& mirrored) {
+  if (!own_state_folder(mirrored)) return;
   const std::optional<std::string> read = read_small_file(mirrored / kFileName);
   if (!read) return;
   const std::string& text = *read;
@@ -42,6 +56,7 @@ void SyncState::save(const std::filesystem::path& mirrored) {
     if (folder.times) append_line(text, 'D', *folder.times, path, "");
     for (const auto& [name, times] : folder.files) append_line(text, 'F', times, path, name);
   }
+  if (!own_state_folder(mirrored)) return;
   try {
     write_file_atomically(mirrored / kFileName, text);
   } catch (const Error&) {
