@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "nsel/core/error.hpp"
+
 namespace nsel::analyze {
 namespace {
 
@@ -61,6 +63,14 @@ struct Target {
 
 }  // namespace
 
+long long add_ns(long long a, long long b) {
+  long long sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    throw Error("not a readable Nsight Systems export: durations add up past 2^63 ns", 1);
+  }
+  return sum;
+}
+
 GroupedDurations::GroupedDurations() : records_(kBufferRecords) {}
 
 void GroupedDurations::add(std::uint32_t key, std::int64_t duration) {
@@ -72,8 +82,8 @@ void GroupedDurations::add(std::uint32_t key, std::int64_t duration) {
     a.min = std::min<long long>(a.min, duration);
     a.max = std::max<long long>(a.max, duration);
   }
+  a.total = add_ns(a.total, duration);
   ++a.count;
-  a.total += duration;
   const auto magnitude = static_cast<std::uint64_t>(duration < 0 ? -duration : duration);
   a.squares += static_cast<Unsigned128>(magnitude) * magnitude;
   records_.push_back({duration, key});
@@ -98,7 +108,7 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& par
       }
       a.squares += b.squares;
       a.count += b.count;
-      a.total += b.total;
+      a.total = add_ns(a.total, b.total);
       a.min = std::min(a.min, b.min);
       a.max = std::max(a.max, b.max);
     }

@@ -16,11 +16,16 @@ namespace nsel::analyze {
 __extension__ typedef unsigned __int128 Unsigned128;
 __extension__ typedef __int128 Signed128;
 
+// a + b, for sums of nanoseconds. Throws nsel::Error when the sum passes what a long long holds
+// (292 years: only a hostile export gets there) rather than wrapping to a wrong number.
+long long add_ns(long long a, long long b);
+
 class GroupedDurations {
  public:
   GroupedDurations();
 
-  // `key` is any dense small number; keys are mapped to groups in finish().
+  // `key` is any dense small number; keys are mapped to groups in finish(). Throws as add_ns
+  // when the total passes 2^63 ns.
   void add(std::uint32_t key, std::int64_t duration);
 
   // Statistics per group; group_of_key[key] names the group of each key seen.

@@ -1,9 +1,12 @@
 #include "nsel/analyze/exports.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "analyze/sqlite_db.hpp"
 #include "nsel/core/error.hpp"
@@ -17,16 +20,51 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string hex_hash(const std::string& text) {
-  // FNV-1a: stable across runs and builds (std::hash is not promised to be).
-  unsigned long long h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
+// FNV-1a: stable across runs and builds (std::hash is not promised to be).
+constexpr unsigned long long kFnvStart = 1469598103934665603ULL;
+unsigned long long fnv1a(unsigned long long h, std::string_view bytes) {
+  for (unsigned char c : bytes) {
     h ^= c;
     h *= 1099511628211ULL;
   }
+  return h;
+}
+std::string hex(unsigned long long h) {
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", h);
   return out;
+}
+std::string hex_hash(const std::string& text) {
+  return hex(fnv1a(kFnvStart, text));
+}
+
+// The record kept beside an export we made: which report content it was made from.
+fs::path source_record(const fs::path& export_file) {
+  return fs::path(export_file.string() + std::string(kExportSourceSuffix));
+}
+
+// Whether `existing`, a complete export, may stand for `report` (whose fingerprint is
+// `fingerprint`). An export we made carries the fingerprint of its report: it must match, so a
+// report replaced with its time kept (cp -p, rsync -a) is exported again. One without a record
+// (an older nsel's, or the user's own `nsys export`) is trusted by time only when it is beside
+// the report and this user's. In the cache, only this user's files are read.
+bool export_stands_for(const fs::path& existing, const fs::path& report,
+                       const std::string& fingerprint, bool in_cache) {
+  struct stat st {};
+  if (::lstat(existing.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const bool ours = st.st_uid == ::geteuid();
+  if (in_cache && !ours) return false;
+  const fs::path record = source_record(existing);
+  struct stat record_st {};
+  if (::lstat(record.c_str(), &record_st) == 0) {
+    if (!S_ISREG(record_st.st_mode) || (in_cache && record_st.st_uid != ::geteuid())) return false;
+    const std::optional<std::string> recorded = read_small_file(record);
+    return recorded && *recorded == fingerprint && is_complete_export(existing);
+  }
+  std::error_code ec;
+  return !in_cache && ours &&
+         fs::last_write_time(existing, ec) >= fs::last_write_time(report, ec) && !ec &&
+         is_complete_export(existing);
 }
 
 // The nsys (path, version text) to export `report` with.
@@ -86,7 +124,71 @@ fs::path default_export_cache_dir(const std::optional<std::string>& xdg_cache_ho
                                   const std::optional<std::string>& home) {
   if (xdg_cache_home && !xdg_cache_home->empty()) return fs::path(*xdg_cache_home) / "nsel/exports";
   if (home && !home->empty()) return fs::path(*home) / ".cache/nsel/exports";
-  return fs::temp_directory_path() / "nsel-exports";
+  // Shared by every user: one folder each (prepare_export_cache refuses anyone else's).
+  return fs::temp_directory_path() / ("nsel-exports-" + std::to_string(::geteuid()));
+}
+
+void prepare_export_cache(const fs::path& dir) {
+  std::error_code ec;
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw Error(
+        quote(dir.string()) + ": cannot create the export cache folder: " + std::strerror(errno),
+        1);
+  }
+  struct stat st {};
+  std::string problem;
+  if (::lstat(dir.c_str(), &st) != 0) {
+    problem = std::strerror(errno);
+  } else if (!S_ISDIR(st.st_mode)) {
+    problem = "not a folder (a link or a file)";
+  } else if (st.st_uid != ::geteuid()) {
+    problem = "owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
+              std::to_string(::geteuid()) + ")";
+  } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    problem = std::string("writable by others (mode ") + mode + ")";
+  }
+  if (!problem.empty()) {
+    throw Error(quote(dir.string()) + ": export cache folder not used: " + problem +
+                    "; choose a private one with --cache-dir or XDG_CACHE_HOME",
+                1);
+  }
+}
+
+std::string report_fingerprint(const fs::path& report) {
+  const int fd = ::open(report.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(quote(report.string()) + ": cannot read: " + std::strerror(errno), 1);
+  struct stat st {};
+  std::string head(kFingerprintSpan, '\0');
+  std::string tail(kFingerprintSpan, '\0');
+  const auto read_at = [&](std::string& buffer, off_t offset) {
+    std::size_t done = 0;
+    while (done < buffer.size()) {
+      const ssize_t n = ::pread(fd, buffer.data() + done, buffer.size() - done,
+                                offset + static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    buffer.resize(done);
+  };
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw Error(quote(report.string()) + ": cannot read: " + std::strerror(errno), 1);
+  }
+  const auto size = static_cast<off_t>(st.st_size);
+  read_at(head, 0);
+  read_at(tail, size > static_cast<off_t>(kFingerprintSpan)
+                    ? size - static_cast<off_t>(kFingerprintSpan)
+                    : 0);
+  ::close(fd);
+  unsigned long long h = fnv1a(kFnvStart, std::to_string(size) + "\n");
+  h = fnv1a(h, head);
+  h = fnv1a(h, tail);
+  return "nsel export source 1\nsize " + std::to_string(size) + "\nhead-tail-fnv1a64 " + hex(h) +
+         "\n";
 }
 
 ExportResult ensure_export(const fs::path& report, const ExportSettings& settings) {
@@ -100,22 +202,21 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
                 1);
   }
   const fs::path folder = report.has_parent_path() ? report.parent_path() : fs::path(".");
+  const bool in_cache = !folder_allows_writing(folder);
+  if (in_cache) prepare_export_cache(settings.cache_dir);
   const fs::path base =
-      folder_allows_writing(folder)
-          ? folder / report.stem()
-          : settings.cache_dir / (report.stem().string() + "-" +
-                                  hex_hash(fs::weakly_canonical(report, ec).string()));
+      in_cache ? settings.cache_dir / (report.stem().string() + "-" +
+                                       hex_hash(fs::weakly_canonical(report, ec).string()))
+               : folder / report.stem();
+  const std::string fingerprint = report_fingerprint(report);
   // A full export (ours from an nsys without --tables, or the user's own) or one of only the
   // tables nsel reads, whichever is there: used only when complete (a failed nsys export, ours
-  // never, others' may, can leave a partial database under the final name) and up to date.
+  // never, others' may, can leave a partial database under the final name) and made from this
+  // very report (export_stands_for).
   const fs::path full_target = fs::path(base.string() + ".sqlite");
   const fs::path tables_target = fs::path(base.string() + std::string(kTablesExportSuffix));
   for (const fs::path& existing : {full_target, tables_target}) {
-    if (fs::exists(existing, ec) &&
-        fs::last_write_time(existing, ec) >= fs::last_write_time(report, ec) && !ec &&
-        is_complete_export(existing)) {
-      return {existing, false};
-    }
+    if (export_stands_for(existing, report, fingerprint, in_cache)) return {existing, false};
   }
   const auto [nsys, nsys_version] = nsys_for(report, settings);
   // Where nsys can export chosen tables (2023.4), only those nsel reads: 3.6x faster on the SC22
@@ -124,7 +225,6 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
   const auto version = parse_nsys_version(nsys_version);
   const bool only_tables = version && nsys_behaviour(*version).export_tables;
   const fs::path target = only_tables ? tables_target : full_target;
-  fs::create_directories(target.parent_path(), ec);
   // One temporary per target and process is enough: the reports a run exports are distinct
   // files, so no two of its threads ever write the same target. Its name is hidden and does not
   // end in .sqlite, so no finder takes it for a report.
@@ -141,7 +241,9 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
     command.push_back(tables);
   }
   command.push_back(report.string());
-  const int code = run_quietly(command);
+  // A stop signal (StopCleanup, set up by the caller) ends nsys and removes its output.
+  const RemovedOnStop remove_on_stop(temporary);
+  const int code = run_quietly_stoppable(command);
   if (code != 0 || !is_complete_export(temporary)) {
     fs::remove(temporary, ec);
     throw Error(quote(report.string()) + ": not a readable Nsight Systems report (nsys " +
@@ -155,6 +257,12 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
     commit_file(temporary, target);
   } catch (const Error& e) {
     throw Error(quote(report.string()) + ": " + e.what(), 1);
+  }
+  // After the export, never before: a record left without its export (a crash between the two)
+  // would vouch for an older one. Without the record the export is merely made again next time.
+  try {
+    write_file_atomically(source_record(target), fingerprint);
+  } catch (const std::exception&) {
   }
   return {target, true};
 }

@@ -17,7 +17,8 @@ struct NvtxSummary {
 };
 
 // nullopt when the rows of `file`'s NVTX_EVENTS are not in start order (`sorted` false): read
-// again with `sorted` true, which asks SQLite to sort them.
+// again with `sorted` true, which asks SQLite to sort them (and then never nullopt). Throws
+// nsel::Error naming the file, table, column and value for a value of the wrong type or range.
 std::optional<NvtxSummary> summarize_nvtx(const std::filesystem::path& file, const Database& db,
                                           const SummaryOptions& options, bool sorted);
 

@@ -1,10 +1,122 @@
 #include "analyze/sqlite_db.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <exception>
 
 #include "nsel/core/error.hpp"
 
 namespace nsel::analyze {
+
+namespace {
+
+// The table a statement reads: the first name after FROM in its SQL (our own queries).
+std::string table_of_sql(std::string_view sql) {
+  const std::size_t from = sql.find(" FROM ");
+  if (from == std::string_view::npos) return "?";
+  sql.remove_prefix(from + 6);
+  const std::size_t end = sql.find_first_of(" ,;)");
+  return std::string(sql.substr(0, end));
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  // The length of the valid UTF-8 character at `i` (RFC 3629: no overlong forms, no surrogates,
+  // nothing past U+10FFFF), or 0.
+  const auto valid_at = [&](std::size_t i) -> std::size_t {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = byte(i);
+    if (c < 0x80) return 1;
+    std::size_t n = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) low = 0xA0;
+      if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) low = 0x90;
+      if (c == 0xF4) high = 0x8F;
+    } else {
+      return 0;
+    }
+    if (i + n > text.size()) return 0;
+    if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+    for (std::size_t k = 2; k < n; ++k) {
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+    }
+    return n;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = valid_at(i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string describe_value(sqlite3_value* value) {
+  switch (sqlite3_value_type(value)) {
+    case SQLITE_NULL:
+      return "NULL";
+    case SQLITE_INTEGER:
+      return std::to_string(sqlite3_value_int64(value));
+    case SQLITE_FLOAT: {
+      char out[32];
+      std::snprintf(out, sizeof out, "%.17g", sqlite3_value_double(value));
+      return out;
+    }
+    case SQLITE_BLOB:
+      return "a blob of " + std::to_string(sqlite3_value_bytes(value)) + " bytes";
+    default: {
+      const auto* raw = reinterpret_cast<const char*>(sqlite3_value_text(value));
+      const auto bytes = static_cast<std::size_t>(sqlite3_value_bytes(value));
+      // quote() keeps it one line, whatever the text holds.
+      const std::string text =
+          raw == nullptr ? std::string() : std::string(raw, std::min<std::size_t>(bytes, 40));
+      return quote(text) + (bytes > 40 ? "... (" + std::to_string(bytes) + " bytes)" : "");
+    }
+  }
+}
+
+void bad_export_value(const std::filesystem::path& file, std::string_view table,
+                      std::string_view column, const std::string& value,
+                      std::string_view expected) {
+  throw Error(
+      quote(file.string()) + ": not a readable Nsight Systems export: " + std::string(table) + "." +
+          std::string(column) + " holds " + value + " where " + std::string(expected) + " belongs",
+      1);
+}
+
+void RowValues::bad(int i, const std::string& expected) const {
+  std::string_view table = source_.table;
+  table = table.substr(0, table.find(' '));
+  bad_export_value(*source_.file, table, (*source_.expressions)[static_cast<std::size_t>(i)],
+                   describe_value(values_[i]), expected);
+}
+
+void Statement::bad_column(int column, std::string_view expected) const {
+  const char* name = sqlite3_column_name(get(), column);
+  bad_export_value(file_, table_of_sql(sqlite3_sql(get())), name == nullptr ? "?" : name,
+                   describe_value(sqlite3_column_value(get(), column)), expected);
+}
+
+long long Statement::time(int column) const {
+  const long long t = integer(column);
+  if (t < -kLatestTime || t > kLatestTime) bad_column(column, "a time in ns within 2^61");
+  return t;
+}
 
 Statement::Statement(sqlite3* db, const std::string& sql, const std::filesystem::path& file)
     : file_(file) {
@@ -34,9 +146,10 @@ void Statement::reset() {
 
 std::string Statement::text(int column) const {
   const auto* value = reinterpret_cast<const char*>(sqlite3_column_text(get(), column));
-  return value == nullptr
-             ? std::string()
-             : std::string(value, static_cast<std::size_t>(sqlite3_column_bytes(get(), column)));
+  if (value == nullptr) return std::string();
+  const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(get(), column));
+  if (bytes > kLongestText) bad_column(column, "a text of at most 1 MiB");
+  return std::string(value, bytes);
 }
 
 // NOMUTEX: a connection is only ever used by one thread, and SQLite's per-call locking costs
@@ -75,13 +188,14 @@ namespace {
 
 struct ScanContext {
   const std::function<void(const RowValues&)>* row;
+  ScanSource source;
   std::exception_ptr error;
 };
 
 void scan_row(sqlite3_context* context, int, sqlite3_value** values) {
   auto* scan = static_cast<ScanContext*>(sqlite3_user_data(context));
   try {
-    (*scan->row)(RowValues(values));
+    (*scan->row)(RowValues(values, scan->source));
     sqlite3_result_int(context, 0);
   } catch (...) {
     // Never let an exception cross SQLite's C frames: stop the query, rethrow afterwards.
@@ -95,7 +209,7 @@ void scan_row(sqlite3_context* context, int, sqlite3_value** values) {
 void Database::scan(const std::string& table, const std::vector<std::string>& expressions,
                     const std::string& order_by,
                     const std::function<void(const RowValues&)>& row) const {
-  ScanContext context{&row, nullptr};
+  ScanContext context{&row, {&file_, table, &expressions}, nullptr};
   if (sqlite3_create_function_v2(db_.get(), "nsel_scan_row", static_cast<int>(expressions.size()),
                                  SQLITE_UTF8, &context, scan_row, nullptr, nullptr,
                                  nullptr) != SQLITE_OK) {

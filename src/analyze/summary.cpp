@@ -15,6 +15,7 @@
 #include "analyze/nvtx_summary.hpp"
 #include "analyze/sqlite_db.hpp"
 #include "analyze/summary_tables.hpp"
+#include "nsel/core/error.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -93,8 +94,8 @@ void add_gpu_time(const Database& db, const std::vector<GpuInterval>& kernels,
     const std::string device = columns.count("deviceId") ? "deviceId" : "NULL";
     const std::string pid = columns.count("globalPid") ? "globalPid" : "NULL";
     db.scan(table, {"start", "end", device, pid}, "", [&](const analyze::RowValues& r) {
-      all.push_back({r.integer(0), r.integer(1), r.type(2) == SQLITE_NULL ? -1 : r.integer(2),
-                     r.type(3) == SQLITE_NULL ? -1 : r.integer(3), false});
+      const long long start = r.time(0);
+      all.push_back({start, r.end_time(1, start), r.integer_or(2, -1), r.integer_or(3, -1), false});
     });
   }
   // The devices each process used (runs of one process and device are the rule: skip them).
@@ -138,7 +139,7 @@ void add_gpu_time(const Database& db, const std::vector<GpuInterval>& kernels,
   }
 }
 
-// A table of (name id, duration) rows summarised by name, names from StringIds.
+// A table of (name id, start, end) rows summarised by name, names from StringIds.
 std::vector<SummaryRow> summarize_named_durations(Statement rows, Strings& strings,
                                                   std::size_t keep, long long* distinct) {
   GroupedDurations durations;
@@ -148,7 +149,13 @@ std::vector<SummaryRow> summarize_named_durations(Statement rows, Strings& strin
     const long long id = rows.is_null(0) ? -1 : rows.integer(0);
     const auto [key, inserted] = ids.add(id);
     if (inserted) id_of_key.push_back(id);
-    durations.add(key, rows.integer(1));
+    const long long start = rows.time(1);
+    const long long end = rows.time(2);
+    if (end < start) {
+      analyze::bad_export_value(rows.file(), "OSRT_API", "end", std::to_string(end),
+                                "an end not before its start " + std::to_string(start));
+    }
+    durations.add(key, end - start);
   }
   std::vector<std::string> names;
   for (long long id : id_of_key) names.push_back(strings.get(id).value_or(std::to_string(id)));
@@ -205,23 +212,23 @@ std::vector<KernelRow> kernel_summary(const Database& db, Strings& strings,
       {"start", "end", name, column("gridX"), column("gridY"), column("gridZ"), column("blockX"),
        column("blockY"), column("blockZ"), column("deviceId"), short_name, column("globalPid")},
       "", [&](const analyze::RowValues& r) {
-        const long long start = r.integer(0);
-        const long long end = r.integer(1);
-        KernelKey key{r.type(2) == SQLITE_NULL ? -1 : r.integer(2),
-                      {r.integer(3), r.integer(4), r.integer(5)},
-                      {r.integer(6), r.integer(7), r.integer(8)}};
+        const long long start = r.time(0);
+        const long long end = r.end_time(1, start);
+        // A missing grid or block column reads as NULL: 0, as before values were checked.
+        KernelKey key{r.integer_or(2, -1),
+                      {r.integer_or(3, 0), r.integer_or(4, 0), r.integer_or(5, 0)},
+                      {r.integer_or(6, 0), r.integer_or(7, 0), r.integer_or(8, 0)}};
         const auto [index, inserted] = keys.add(key);
         if (inserted) key_list.push_back(key);
         durations.add(index, end - start);
-        const long long short_id = r.type(10) == SQLITE_NULL ? -1 : r.integer(10);
+        const long long short_id = r.integer_or(10, -1);
         auto talk = communication_of.find(short_id);
         if (talk == communication_of.end()) {
           talk = communication_of
                      .emplace(short_id, is_communication_kernel(strings.get(short_id).value_or("")))
                      .first;
         }
-        intervals.push_back({start, end, r.type(9) == SQLITE_NULL ? -1 : r.integer(9),
-                             r.type(11) == SQLITE_NULL ? -1 : r.integer(11), talk->second});
+        intervals.push_back({start, end, r.integer_or(9, -1), r.integer_or(11, -1), talk->second});
       });
   // Keys whose name ids carry the same text are one row, as 2023.4 groups by the text.
   std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> group_of;
@@ -247,7 +254,7 @@ std::vector<KernelRow> kernel_summary(const Database& db, Strings& strings,
   for (std::size_t g = 0; g < rows.size(); ++g) {
     rows[g].stats = stats[g];
     rows[g].communication = is_communication_kernel(rows[g].name);
-    grand_total += stats[g].total;
+    grand_total = analyze::add_ns(grand_total, stats[g].total);
   }
   for (KernelRow& row : rows) {
     row.time_percent = grand_total == 0
@@ -278,7 +285,7 @@ std::vector<SummaryRow> osrt_summary(const Database& db, Strings& strings) {
   if (!columns.count("start") || !columns.count("end") || !columns.count("nameId")) return {};
   const std::string filter =
       columns.count("eventClass") ? " WHERE eventClass = " + std::to_string(kOsrtApiClass) : "";
-  return summarize_named_durations(db.prepare("SELECT nameId, end - start FROM OSRT_API" + filter),
+  return summarize_named_durations(db.prepare("SELECT nameId, start, end FROM OSRT_API" + filter),
                                    strings, SIZE_MAX, nullptr);
 }
 
@@ -302,8 +309,37 @@ bool is_communication_kernel(std::string_view name) {
   return starts("nccl") || starts("rccl") || starts("msccl");
 }
 
-ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOptions& options) {
-  const Database db(sqlite_export);
+namespace {
+
+// Tables every Nsight Systems export we know holds at least one of (the ones nsel reads and
+// nsys's metadata): a database with none is someone else's, not an export with no data.
+constexpr const char* kExportTables[] = {"StringIds",
+                                         "NVTX_EVENTS",
+                                         "CUPTI_ACTIVITY_KIND_KERNEL",
+                                         "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                         "CUPTI_ACTIVITY_KIND_MEMSET",
+                                         "OSRT_API",
+                                         "EXPORT_META_DATA",
+                                         "META_DATA_EXPORT",
+                                         "TARGET_INFO_SESSION_START_TIME"};
+
+void check_is_export(const fs::path& file, const Database& db) {
+  std::error_code ec;
+  if (fs::file_size(file, ec) == 0 && !ec) {
+    throw Error(quote(file.string()) + ": is not an Nsight Systems export: empty file (0 bytes)",
+                1);
+  }
+  for (const char* table : kExportTables) {
+    if (db.has_table(table)) return;
+  }
+  throw Error(quote(file.string()) +
+                  ": is not an Nsight Systems export: a SQLite database without any of nsys's "
+                  "tables (StringIds, NVTX_EVENTS, CUPTI_ACTIVITY_KIND_KERNEL, ...)",
+              1);
+}
+
+ProcessSummary summarize_checked_export(const fs::path& sqlite_export, const Database& db,
+                                        const SummaryOptions& options) {
   Strings strings(db);
   ProcessSummary summary;
   summary.export_file = sqlite_export;
@@ -317,6 +353,9 @@ ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOpti
     std::optional<analyze::NvtxSummary> nvtx =
         analyze::summarize_nvtx(sqlite_export, db, options, false);
     if (!nvtx) nvtx = analyze::summarize_nvtx(sqlite_export, db, options, true);
+    if (!nvtx) {  // summarize_nvtx promises otherwise; never read an empty optional
+      throw Error(quote(sqlite_export.string()) + ": NVTX_EVENTS cannot be read in order", 1);
+    }
     summary.nvtx = std::move(nvtx->rows);
     summary.steps = std::move(nvtx->steps);
   }
@@ -327,6 +366,21 @@ ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOpti
   }
   if (summary.has_osrt) summary.osrt = osrt_summary(db, strings);
   return summary;
+}
+
+}  // namespace
+
+ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOptions& options) {
+  const Database db(sqlite_export);
+  check_is_export(sqlite_export, db);
+  try {
+    return summarize_checked_export(sqlite_export, db, options);
+  } catch (const Error& e) {
+    // Every failure names the file once (a sum that overflows is found far from the file).
+    const std::string named = quote(sqlite_export.string());
+    if (std::string_view(e.what()).substr(0, named.size()) == named) throw;
+    throw Error(named + ": " + e.what(), e.exit_code());
+  }
 }
 
 }  // namespace nsel

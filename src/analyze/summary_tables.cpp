@@ -34,7 +34,7 @@ std::vector<SummaryRow> summary_rows(
   for (std::size_t g = 0; g < stats.size(); ++g) {
     if (stats[g].count == 0) continue;
     rows.push_back({group_names[g], 0, stats[g]});
-    grand_total += stats[g].total;
+    grand_total = add_ns(grand_total, stats[g].total);
   }
   for (SummaryRow& row : rows) {
     row.time_percent = grand_total == 0

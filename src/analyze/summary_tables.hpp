@@ -27,7 +27,7 @@ class Strings {
     lookup_->reset();
     lookup_->bind(1, id);
     std::optional<std::string> value;
-    if (lookup_->step()) value = lookup_->text(0);
+    if (lookup_->step()) value = valid_utf8(lookup_->text(0));
     // Left active, the statement would keep a later scan from registering its row function.
     lookup_->reset();
     return value;

@@ -6,14 +6,18 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <mutex>
 
 #include "nsel/core/error.hpp"
 
@@ -287,6 +291,146 @@ std::optional<std::string> find_program(std::string_view program, std::string_vi
 
 int run_quietly(const std::vector<std::string>& argv) {
   return wait_exit_code(spawn_process(argv, {}, "", ChildOutput::discard));
+}
+
+// ---- stop cleanup: state the signal handler reads, so plain atomics and fixed arrays ----------
+
+namespace {
+
+constexpr int kStopSlots = 256;
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+
+// A slot is free (0), being filled (1) or holds a child's group or a file to remove (2).
+struct StopSlot {
+  std::atomic<int> state{0};
+  std::atomic<pid_t> group{0};
+  char file[4096] = {};
+};
+StopSlot stop_slots[kStopSlots];
+std::atomic<int> stop_signal{0};  // the signal that is stopping this process, once one came
+std::mutex stop_scopes_mutex;
+int stop_scopes = 0;
+struct sigaction previous_actions[3];
+
+int claim_stop_slot() {
+  for (int i = 0; i < kStopSlots; ++i) {
+    int expected = 0;
+    if (stop_slots[i].state.compare_exchange_strong(expected, 1)) return i;
+  }
+  return -1;  // more at once than any run starts: that one is merely not cleaned up
+}
+
+void release_stop_slot(int slot) {
+  if (slot < 0) return;
+  stop_slots[slot].state.store(1);
+  stop_slots[slot].group.store(0);
+  stop_slots[slot].file[0] = '\0';
+  stop_slots[slot].state.store(0);
+}
+
+void sleep_briefly() {
+  const timespec pause{0, 20'000'000};  // 20 ms
+  nanosleep(&pause, nullptr);
+}
+
+// Only async-signal-safe calls from here on.
+bool groups_alive() {
+  bool alive = false;
+  for (StopSlot& slot : stop_slots) {
+    const pid_t group = slot.state.load() == 2 ? slot.group.load() : 0;
+    if (group <= 0) continue;
+    waitpid(group, nullptr, WNOHANG);  // a leader that ended is reaped, else it would count
+    if (kill(-group, 0) == 0) alive = true;
+  }
+  return alive;
+}
+
+void signal_groups(int signal_number) {
+  for (StopSlot& slot : stop_slots) {
+    const pid_t group = slot.state.load() == 2 ? slot.group.load() : 0;
+    if (group > 0) kill(-group, signal_number);
+  }
+}
+
+void on_stop_signal(int signal_number) {
+  int none = 0;
+  if (!stop_signal.compare_exchange_strong(none, signal_number)) {
+    for (;;) pause();  // another thread is already cleaning up, and will exit
+  }
+  signal_groups(SIGTERM);
+  for (int i = 0; i < 100 && groups_alive(); ++i) sleep_briefly();  // 2 s to end
+  if (groups_alive()) {
+    signal_groups(SIGKILL);
+    for (int i = 0; i < 50 && groups_alive(); ++i) sleep_briefly();
+  }
+  for (StopSlot& slot : stop_slots) {
+    if (slot.state.load() == 2 && slot.file[0] != '\0') unlink(slot.file);
+  }
+  _exit(128 + signal_number);
+}
+
+}  // namespace
+
+StopCleanup::StopCleanup() {
+  const std::lock_guard<std::mutex> lock(stop_scopes_mutex);
+  if (stop_scopes++ > 0) return;
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  for (int signal_number : kStopSignals) sigaddset(&action.sa_mask, signal_number);
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+    sigaction(kStopSignals[i], &action, &previous_actions[i]);
+  }
+}
+
+StopCleanup::~StopCleanup() {
+  const std::lock_guard<std::mutex> lock(stop_scopes_mutex);
+  if (--stop_scopes > 0) return;
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+    sigaction(kStopSignals[i], &previous_actions[i], nullptr);
+  }
+}
+
+RemovedOnStop::RemovedOnStop(const std::filesystem::path& file) : slot_(claim_stop_slot()) {
+  if (slot_ < 0) return;
+  const std::string& name = file.native();
+  if (name.size() >= sizeof stop_slots[slot_].file) {
+    release_stop_slot(slot_);
+    slot_ = -1;
+    return;
+  }
+  std::memcpy(stop_slots[slot_].file, name.c_str(), name.size() + 1);
+  stop_slots[slot_].state.store(2);
+}
+
+RemovedOnStop::~RemovedOnStop() {
+  release_stop_slot(slot_);
+}
+
+int run_quietly_stoppable(const std::vector<std::string>& argv) {
+  if (const int stopping = stop_signal.load()) return 128 + stopping;
+  {
+    // Outside a StopCleanup the child stays in this group, so that a Ctrl-C reaches it.
+    const std::lock_guard<std::mutex> lock(stop_scopes_mutex);
+    if (stop_scopes == 0) return run_quietly(argv);
+  }
+  const int slot = claim_stop_slot();
+  const pid_t child = spawn_process(argv, {}, "", ChildOutput::discard, true);
+  if (slot >= 0) {
+    stop_slots[slot].group.store(child);  // the child leads its group: its pid is the group's
+    stop_slots[slot].state.store(2);
+  }
+  // A stop that came while it started, before the handler could see it: end it here.
+  if (stop_signal.load() != 0) kill(-child, SIGKILL);
+  int code = 0;
+  try {
+    code = wait_exit_code(child);
+  } catch (...) {
+    release_stop_slot(slot);
+    throw;
+  }
+  release_stop_slot(slot);
+  return code;
 }
 
 std::optional<std::string> environment_variable(std::string_view name) {

@@ -6,11 +6,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "nsel/analyze/exports.hpp"
+#include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
 #include "unit_files.hpp"
 
@@ -84,6 +89,134 @@ TEST(Exports, AFolderWithoutWriteBitsIsNotWrittenEvenByRoot) {
   EXPECT_FALSE(fs::exists(dir / "closed" / "r.sqlite"));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir / "closed"), fs::directory_iterator()), 1);
   fs::permissions(dir / "closed", fs::perms::owner_all);
+  fs::remove_all(dir);
+}
+
+// A stand-in nsys (2022.4, so full exports named <stem>.sqlite): its export of a report whose
+// text is N is the prepared export-N.sqlite of `dir`, whose one step lasts N ns; each export is
+// counted in `dir`/exports.log.
+nsel::ExportSettings stand_in_nsys(const fs::path& dir) {
+  for (const char* n : {"100", "200"}) {
+    nsel::test::execute_sql(dir / (std::string("export-") + n + ".sqlite"),
+                            "CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT);"
+                            "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType "
+                            "INTEGER, text TEXT); INSERT INTO NVTX_EVENTS VALUES (0, " +
+                                std::string(n) + ", 59, 'step 1');");
+  }
+  const fs::path nsys = dir / "nsys";
+  std::ofstream(nsys) << "#!/bin/sh\n"
+                         "if [ \"$1\" = --version ]; then\n"
+                         "  echo 'NVIDIA Nsight Systems version 2022.4.2.1-df9881f'; exit 0\n"
+                         "fi\n"
+                         "echo \"$8\" >> '"
+                      << (dir / "exports.log").string()
+                      << "'\n"
+                         "cp '"
+                      << dir.string() << "/export-'\"$(cat \"$8\")\".sqlite \"$7\"\n";
+  fs::permissions(nsys, fs::perms::owner_all);
+  nsel::ExportSettings settings;
+  settings.nsys = nsys.string();
+  settings.cache_dir = dir / "cache";
+  return settings;
+}
+
+long long exports_made(const fs::path& dir) {
+  std::ifstream log(dir / "exports.log");
+  return std::count(std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>(), '\n');
+}
+
+long long step_ns(const fs::path& export_file) {
+  const nsel::ProcessSummary summary = nsel::summarize_export(export_file, {});
+  return summary.steps.empty() ? -1 : summary.steps.front().duration_ns();
+}
+
+TEST(ExportTrust, AReportReplacedWithItsTimeKeptIsExportedAgain) {
+  const fs::path dir = nsel::test::fresh_dir("exports", "replaced");
+  const nsel::ExportSettings settings = stand_in_nsys(dir);
+  fs::create_directories(dir / "run");
+  const fs::path report = dir / "run" / "r.nsys-rep";
+  std::ofstream(report) << "100";
+  const nsel::ExportResult first = nsel::ensure_export(report, settings);
+  ASSERT_TRUE(first.made);
+  EXPECT_EQ(step_ns(first.file), 100);
+  EXPECT_TRUE(fs::exists(first.file.string() + std::string(nsel::kExportSourceSuffix)));
+  EXPECT_FALSE(nsel::ensure_export(report, settings).made);  // the same report: kept
+  // Another capture of the same size copied over it with its (older) time, as cp -p does.
+  std::ofstream(dir / "other.nsys-rep") << "200";
+  fs::last_write_time(dir / "other.nsys-rep",
+                      fs::last_write_time(first.file) - std::chrono::hours(1));
+  ASSERT_EQ(
+      std::system(
+          ("cp -p '" + (dir / "other.nsys-rep").string() + "' '" + report.string() + "'").c_str()),
+      0);
+  const nsel::ExportResult second = nsel::ensure_export(report, settings);
+  EXPECT_TRUE(second.made);
+  EXPECT_EQ(step_ns(second.file), 200);
+  EXPECT_EQ(exports_made(dir), 2);
+  fs::remove_all(dir);
+}
+
+TEST(ExportTrust, AnExportPlantedBesideTheReportIsUsedOnlyWhenItMatches) {
+  const fs::path dir = nsel::test::fresh_dir("exports", "planted");
+  const nsel::ExportSettings settings = stand_in_nsys(dir);
+  fs::create_directories(dir / "run");
+  const fs::path report = dir / "run" / "r.nsys-rep";
+  std::ofstream(report) << "100";
+  // Someone else's export of another run, newer than the report, under the export's name.
+  fs::copy_file(dir / "export-200.sqlite", dir / "run" / "r.sqlite");
+  ASSERT_EQ(::chown((dir / "run" / "r.sqlite").c_str(), 65534, 65534), 0);
+  const nsel::ExportResult made = nsel::ensure_export(report, settings);
+  EXPECT_TRUE(made.made);
+  EXPECT_EQ(step_ns(made.file), 100);
+  // Someone else's export that does carry this report's fingerprint stands for it.
+  ASSERT_EQ(::chown(made.file.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(
+      ::chown((made.file.string() + std::string(nsel::kExportSourceSuffix)).c_str(), 65534, 65534),
+      0);
+  EXPECT_FALSE(nsel::ensure_export(report, settings).made);
+  EXPECT_EQ(exports_made(dir), 1);
+  fs::remove_all(dir);
+}
+
+TEST(ExportTrust, TheCacheIsPrivateAndOthersFilesInItAreNeverRead) {
+  const fs::path dir = nsel::test::fresh_dir("exports", "cache");
+  const nsel::ExportSettings settings = stand_in_nsys(dir);
+  fs::create_directories(dir / "run");
+  const fs::path report = dir / "run" / "r.nsys-rep";
+  std::ofstream(report) << "100";
+  // A folder nsel may not write (for root too): the export goes to the cache.
+  fs::permissions(dir / "run", fs::perms::owner_read | fs::perms::owner_exec);
+  const nsel::ExportResult first = nsel::ensure_export(report, settings);
+  ASSERT_TRUE(first.made);
+  EXPECT_EQ(first.file.parent_path(), settings.cache_dir);
+  struct stat st {};
+  ASSERT_EQ(::stat(settings.cache_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_FALSE(nsel::ensure_export(report, settings).made);
+  // A cached export owned by someone else (who could have written anything) is not read.
+  ASSERT_EQ(::chown(first.file.c_str(), 65534, 65534), 0);
+  const nsel::ExportResult again = nsel::ensure_export(report, settings);
+  EXPECT_TRUE(again.made);
+  ASSERT_EQ(::stat(again.file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::geteuid());
+  // A cache folder others may write, or someone else's, is refused with its reason.
+  fs::permissions(settings.cache_dir, fs::perms::all);
+  try {
+    nsel::ensure_export(report, settings);
+    ADD_FAILURE() << "a cache folder of mode 0777 was used";
+  } catch (const nsel::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("export cache folder not used: writable by others"),
+              std::string::npos)
+        << e.what();
+  }
+  fs::permissions(settings.cache_dir, fs::perms::owner_all);
+  ASSERT_EQ(::chown(settings.cache_dir.c_str(), 65534, 65534), 0);
+  EXPECT_THROW(nsel::ensure_export(report, settings), nsel::Error);
+  EXPECT_EQ(exports_made(dir), 2);
+  // Without a home, one folder per user under the temp folder.
+  EXPECT_EQ(nsel::default_export_cache_dir(std::nullopt, std::nullopt).filename(),
+            "nsel-exports-" + std::to_string(::geteuid()));
+  fs::permissions(dir / "run", fs::perms::owner_all);
   fs::remove_all(dir);
 }
 

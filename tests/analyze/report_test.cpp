@@ -265,14 +265,11 @@ TEST(CompareSteps, SlowestAndStragglersAgainstTheMedian) {
     processes[p].identity.worker = "w" + std::to_string(p);
     for (int s = 0; s < 2; ++s) {
       if (times[p][s] == 0) continue;  // w3 has no step 2
-      processes[p].steps.push_back({s + 1,
-                                    1000,
-                                    1000 + times[p][s],
-                                    {},
-                                    std::nullopt,
-                                    std::nullopt,
-                                    std::nullopt,
-                                    std::nullopt});
+      nsel::StepSummary step;
+      step.step = s + 1;
+      step.start_ns = 1000;
+      step.end_ns = 1000 + times[p][s];
+      processes[p].steps.push_back(step);
     }
   }
   const nsel::StepComparison c = nsel::compare_steps(processes, 10);

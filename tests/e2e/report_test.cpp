@@ -292,22 +292,41 @@ TEST(Report, ExportsOnceAndAgainOnlyWhenTheReportIsNewer) {
   EXPECT_EQ(second.err.find("exporting"), std::string::npos) << second.err;
   EXPECT_EQ(fs::last_write_time(export_file), made);
 
-  // The report is newer than its export (a report rewritten in place).
+  // Times alone say nothing: an export older than its report is still the report's while the
+  // report's fingerprint (size, first and last MiB) is the one its sidecar recorded.
   fs::last_write_time(export_file, fs::last_write_time(report) - std::chrono::seconds(5));
   const auto third = run({kNsel, "report", dir.string()}, {});
   ASSERT_EQ(third.exit_code, 0) << third.err;
-  EXPECT_NE(third.err.find("exporting"), std::string::npos);
-  EXPECT_GE(fs::last_write_time(export_file), fs::last_write_time(report));
-  // Only the report and its export: no temporary file left behind.
-  EXPECT_EQ(nsel::test::files_in(dir).size(), 2u);
+  EXPECT_EQ(third.err.find("exporting"), std::string::npos) << third.err;
+
+  // Another report under the same name, its time kept (cp -p): exported again.
+  const fs::path other = copy_of_reports("report-cache-other", 2);
+  fs::path replacement;
+  for (const fs::path& file : nsel::test::files_in(other)) {
+    if (file.filename() != report.filename()) replacement = file;
+  }
+  ASSERT_FALSE(replacement.empty());
+  const auto time = fs::last_write_time(report);
+  fs::copy_file(replacement, report, fs::copy_options::overwrite_existing);
+  fs::last_write_time(report, time);
+  const auto fourth = run({kNsel, "report", dir.string()}, {});
+  ASSERT_EQ(fourth.exit_code, 0) << fourth.err;
+  EXPECT_NE(fourth.err.find("exporting"), std::string::npos) << fourth.err;
+  // The report, its export and the export's fingerprint: no temporary file left behind.
+  EXPECT_EQ(nsel::test::files_in(dir).size(), 3u);
   fs::remove_all(dir);
+  fs::remove_all(other);
 }
 
 TEST(Report, ReadOnlyFolderExportsIntoTheCacheFolder) {
   const fs::path dir = copy_of_reports("report-readonly", 1);
   const fs::path cache = nsel::test::make_temp_dir("report-cachedir");
   ASSERT_EQ(::chmod(dir.c_str(), 0555), 0);
-  ASSERT_EQ(::chmod(cache.c_str(), 0777), 0);
+  // The cache is private to its user: theirs, and writable by no one else.
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(cache.c_str(), 65534, 65534), 0);
+  }
+  ASSERT_EQ(::chmod(cache.c_str(), 0700), 0);
   // root writes anywhere: run as an unprivileged user to make the folder read-only for nsel.
   std::vector<std::string> argv = {kNsel,         "report",       "--json",    "-q",
                                    "--cache-dir", cache.string(), dir.string()};

@@ -1,7 +1,7 @@
 // The SQLite exports of reports: `nsys export --type sqlite` once per report, with an nsys that
-// can read it (chosen by the version that wrote it), cached beside it (or in a cache folder when
-// that folder may not be written) and made again when the report is newer or the export there is
-// not complete.
+// can read it (chosen by the version that wrote it), cached beside it (or in a private cache
+// folder when that folder may not be written) and made again when the report's content is not
+// the one the export was made from or the export there is not complete.
 // Finding the reports is `reports`' (nsel/reports/report_files.hpp).
 #pragma once
 
@@ -44,11 +44,19 @@ inline constexpr std::string_view kExportedTables[] = {"StringIds",
                                                        "ThreadNames",
                                                        "TARGET_INFO_SYSTEM_ENV"};
 
+// Beside each export nsel makes: the fingerprint of the report it was made from
+// (report_fingerprint), e.g. r.nsel.sqlite.nsel-source.
+inline constexpr std::string_view kExportSourceSuffix = ".nsel-source";
+
 // The export to read for `report` (a .sqlite is its own export). Throws nsel::Error (exit code
 // 1) with one line naming the report when it is empty, when no install can read it (which
-// version wrote it, which were found) or when nsys cannot export it (naming nsys's version).
-// Writes to a temporary name and renames only a complete export, so no partial export is ever
-// used; an existing one beside the report is used only when complete and newer than the report.
+// version wrote it, which were found) or when nsys cannot export it (naming nsys's version), and
+// naming the cache folder when that is not private (prepare_export_cache). Writes to a temporary
+// name and renames only a complete export, so no partial export is ever used. An existing export
+// is used only when complete and made from this report's content: its record
+// (kExportSourceSuffix) holds the report's fingerprint; one without a record (an older nsel's,
+// the user's own) only when beside the report, this user's and newer than the report. In the
+// cache, files of other users are never read.
 ExportResult ensure_export(const std::filesystem::path& report, const ExportSettings& settings);
 
 // Whether `file` is a complete nsys export: a SQLite database with nsys's metadata table
@@ -65,7 +73,19 @@ std::optional<NsysVersion> export_capture_version(const std::filesystem::path& f
 // lets write), its permission bits allow someone to write.
 bool folder_allows_writing(const std::filesystem::path& folder);
 
-// $XDG_CACHE_HOME/nsel/exports, else $HOME/.cache/nsel/exports, else <temp>/nsel-exports.
+// What identifies a report's content, cheaply on reports of hundreds of MB: its size and an
+// FNV-1a hash of its first and last MiB (and the size), as text. Throws nsel::Error naming it
+// when it cannot be read.
+inline constexpr std::size_t kFingerprintSpan = 1 << 20;
+std::string report_fingerprint(const std::filesystem::path& report);
+
+// Creates the export cache folder `dir` (mode 0700) when missing and checks that it is a folder
+// of this user that nobody else may write; throws nsel::Error (exit code 1) naming it and why
+// otherwise, as its files would be trusted.
+void prepare_export_cache(const std::filesystem::path& dir);
+
+// $XDG_CACHE_HOME/nsel/exports, else $HOME/.cache/nsel/exports, else <temp>/nsel-exports-<uid>
+// (one per user).
 std::filesystem::path default_export_cache_dir(const std::optional<std::string>& xdg_cache_home,
                                                const std::optional<std::string>& home);
 

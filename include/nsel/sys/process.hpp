@@ -83,6 +83,35 @@ struct ChildAnswer {
 ChildAnswer run_in_child(const std::function<std::string()>& work,
                          std::chrono::milliseconds timeout);
 
+// Stopping cleanly while helpers run: while a StopCleanup lives, SIGTERM, SIGINT or SIGHUP to
+// this process ends every child started by run_quietly_stoppable (its whole process group: TERM,
+// then KILL after 2 s), removes every file a RemovedOnStop names, and exits with 128 + the
+// signal. Without it, a stopped `nsel report` would leave `nsys export` running, writing a
+// temporary file nobody removes. Scopes nest; the outermost restores the previous handlers.
+class StopCleanup {
+ public:
+  StopCleanup();
+  ~StopCleanup();
+  StopCleanup(const StopCleanup&) = delete;
+  StopCleanup& operator=(const StopCleanup&) = delete;
+};
+
+// A file that a stop signal removes (see StopCleanup) while this lives: a temporary output.
+class RemovedOnStop {
+ public:
+  explicit RemovedOnStop(const std::filesystem::path& file);
+  ~RemovedOnStop();
+  RemovedOnStop(const RemovedOnStop&) = delete;
+  RemovedOnStop& operator=(const RemovedOnStop&) = delete;
+
+ private:
+  int slot_;
+};
+
+// run_quietly; while a StopCleanup lives, with the child leading its own process group, which a
+// stop signal ends. Once a stop signal came, starts nothing and returns 128 + that signal.
+int run_quietly_stoppable(const std::vector<std::string>& argv);
+
 // The value of an environment variable of this process, or nullopt when it is unset.
 std::optional<std::string> environment_variable(std::string_view name);
 
