@@ -243,6 +243,16 @@ def wait_for_report(path, nsys_pid_list, timeout=90):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(alive(p) for p in nsys_pid_list):
         time.sleep(0.3)
+    # Under nsel exec, nsys writes a hidden name and the report gets its own once nsys has ended,
+    # when the manifest records the end; Ray's own nsight field leaves no manifest.
+    manifest = Path(str(path).removesuffix(".nsys-rep") + ".nsel.json")
+    while time.monotonic() < deadline and manifest.exists() and not Path(path).exists():
+        try:
+            if json.loads(manifest.read_text()).get("end_time"):
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.1)
     return Path(path).exists()
 
 

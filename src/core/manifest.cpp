@@ -11,6 +11,20 @@
 namespace nsel {
 namespace fs = std::filesystem;
 
+fs::path report_name_variant(const fs::path& report, int k) {
+  if (k <= 1) return report;
+  std::string stem = report.filename().string();
+  constexpr std::string_view suffix = ".nsys-rep";
+  if (stem.ends_with(suffix)) stem.resize(stem.size() - suffix.size());
+  return report.parent_path() / (stem + "-" + std::to_string(k) + std::string(suffix));
+}
+
+std::vector<fs::path> files_claiming_report_name(const fs::path& report) {
+  fs::path qdstrm = report;
+  qdstrm.replace_extension(".qdstrm");
+  return {report, qdstrm, manifest_path_for(report)};
+}
+
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -75,7 +89,8 @@ std::string serialize_manifest(const Manifest& m) {
   json["report"] = m.report;
   json["state"] = m.state;
   json["reason"] = m.reason;
-  return json.dump(2) + "\n";
+  json["qdstrm"] = optional_json(m.qdstrm);
+  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Manifest parse_manifest(std::string_view text, std::string_view source) {
@@ -138,6 +153,7 @@ Manifest parse_manifest(std::string_view text, std::string_view source) {
   m.report = string_field(json, "report", source, false);
   m.state = string_field(json, "state", source);
   m.reason = string_field(json, "reason", source, false);
+  m.qdstrm = optional_string_field(json, "qdstrm", source);
   return m;
 }
 

@@ -214,12 +214,20 @@ void complete_plan(WorkerPlan& plan, const ProfileSettings& settings, const Plan
   if (settings.windows.size() > 1) {
     plan_windows(plan, options, user, request);
   }
-  if (auto output = options.get("o");
-      output && !request.output_dir.empty() && !is_absolute(*output)) {
-    std::string dir = request.output_dir;
-    if (dir.back() != '/') dir += '/';
+  // Hidden while nsys writes it: `nsel ls` never counts it beside the manifest that claims the
+  // final name.
+  if (const auto output = options.get("o");
+      output && request.claim_report_name && !user.has("o") && !plan.repeated_reports) {
+    plan.report_output = *output;
+    const std::string tag = request.report_tag.empty() ? "nsel" : request.report_tag;
+    options.set("o", "." + *output + "." + escape_output_name(tag));
+  }
+  std::string dir = request.output_dir;
+  if (!dir.empty() && dir.back() != '/') dir += '/';
+  if (auto output = options.get("o"); output && !dir.empty() && !is_absolute(*output)) {
     options.set("o", dir + *output);
   }
+  if (plan.report_output && !dir.empty()) plan.report_output = dir + *plan.report_output;
   plan.options = options;
 
   plan.command = {request.nsys, "profile"};

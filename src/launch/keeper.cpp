@@ -73,10 +73,14 @@ class Keeper {
       std::fprintf(stderr, "nsel: error: %s\n", e.what());
       return e.exit_code();
     }
-    if (options_.on_started) options_.on_started();
-    const int code = supervise();
-    if (options_.on_finished) options_.on_finished(code);
-    return code;
+    if (options_.on_started) options_.on_started(nsys_);
+    SupervisionEnd end;
+    end.exit_code = supervise();
+    end.stop_timed_out = escalated_ || outlived_;
+    // A stop that had to be forced is never a success, whatever nsys said after its SIGINT.
+    if (end.stop_timed_out && end.exit_code < 128) end.exit_code = 128 + SIGKILL;
+    if (options_.on_finished) return options_.on_finished(end);
+    return end.exit_code;
   }
 
  private:
@@ -134,6 +138,7 @@ class Keeper {
         signal_name(stop_signal_) + "; killing it");
     kill_program_groups(SIGKILL);
     if (nsys_group_alive) kill(-nsys_, SIGKILL);
+    outlived_ = true;
     nsys_code_ = 128 + SIGKILL;  // what nsys said no longer tells how the program ended
     return false;
   }
@@ -241,6 +246,7 @@ class Keeper {
   int stop_signal_ = 0;
   bool stop_delivered_ = false;
   bool escalated_ = false;
+  bool outlived_ = false;  // the program outlived nsys past the deadline and was killed
   std::set<int> program_groups_;
   std::optional<Clock::time_point> deadline_;
 };

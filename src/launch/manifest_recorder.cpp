@@ -1,20 +1,27 @@
 #include "nsel/launch/manifest_recorder.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <thread>
 
 #include "launch/nsys_process_tree.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/plan.hpp"
+#include "nsel/core/values.hpp"
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/host.hpp"
 
@@ -67,37 +74,184 @@ fs::path expand_report_path(std::string_view output, long long pid, const fs::pa
   return expand_output(output, std::to_string(pid), working_dir);
 }
 
+namespace {
+
+fs::path with_extension(fs::path path, const char* extension) {
+  path.replace_extension(extension);
+  return path;
+}
+
+bool name_taken(const fs::path& report) {
+  for (const fs::path& file : files_claiming_report_name(report)) {
+    if (anything_at(file)) return true;
+  }
+  return false;
+}
+
+// Why the folder cannot take a report now, tried for real (permission bits say nothing to root):
+// less free space than the report needs (`report_bytes`, an estimate; 0: none at all), or a new
+// file refused. kManifestDiskFull, kManifestNotWritable, or "" when it takes one; `detail` gets
+// the figures or the system's word.
+std::string_view folder_problem(const fs::path& folder, std::uintmax_t report_bytes,
+                                std::string& detail) {
+  struct statvfs space {};
+  if (::statvfs(folder.c_str(), &space) == 0) {
+    const std::uintmax_t free_bytes =
+        static_cast<std::uintmax_t>(space.f_bavail) * static_cast<std::uintmax_t>(space.f_frsize);
+    if (free_bytes == 0 || free_bytes < report_bytes) {
+      detail = report_bytes == 0 ? "no free space"
+                                 : size_text(free_bytes) + " free, the report needs about " +
+                                       size_text(report_bytes);
+      return kManifestDiskFull;
+    }
+  }
+  const fs::path probe =
+      folder / (".nsel-probe-" + std::to_string(getpid()) + "-" + std::to_string(gettid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int error = errno;
+    detail = std::strerror(error);
+    return error == ENOSPC || error == EDQUOT ? kManifestDiskFull : kManifestNotWritable;
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return {};
+}
+
+}  // namespace
+
+std::string longest_file_name(const WorkerPlan& plan) {
+  // Linux's largest pid_max (2^22).
+  const std::string pid = "4194304";
+  const std::string output = plan.options.get("o").value_or(plan.worker + "_%p");
+  const fs::path here("/");
+  std::vector<std::string> reports;  // as nsel names them, then nsys's own names
+  std::vector<std::string> names;
+  const std::string nsys_name = expand_output(output, pid, here).filename().string();
+  if (plan.report_output) {
+    reports.push_back(
+        report_name_variant(expand_output(*plan.report_output, pid, here), kReportNameVariants)
+            .filename()
+            .string());
+  } else if (plan.repeated_reports) {
+    for (const StepWindow& window : plan.windows) {
+      reports.push_back(plan.worker + "_" + window.text() + "_" + pid + ".nsys-rep");
+    }
+    std::string numbered = nsys_name;
+    numbered.insert(numbered.size() - std::string_view(".nsys-rep").size(),
+                    "." + std::to_string(plan.windows.size()));
+    names.push_back(numbered);
+  } else {
+    reports.push_back(nsys_name);
+  }
+  names.push_back(nsys_name);
+  const std::string pending =
+      "." + plan.worker + "-pending-" + pid + "-00000000" + std::string(kManifestSuffix);
+  names.push_back("." + pending + ".tmp-" + pid);
+  for (const std::string& report : reports) {
+    const std::string stem = report.substr(0, report.size() - std::string_view(".nsys-rep").size());
+    names.push_back("." + stem + std::string(kManifestSuffix) + ".tmp-" + pid);
+    names.push_back("." + stem + ".nsel-recover-" + pid + ".nsys-rep");
+  }
+  std::string longest;
+  for (const std::string& name : names) {
+    if (name.size() > longest.size()) longest = name;
+  }
+  return longest;
+}
+
 struct ManifestRecorder::State {
   Manifest manifest;
-  std::string output;
+  std::string output;         // nsys's -o value
+  std::string report_output;  // the -o form of the report's final name (== output: nsys's own)
   fs::path working_dir;
+  fs::file_time_type started = fs::file_time_type::clock::now();
   fs::path pending_path;  // the manifest's name until the program's pid is known
-  fs::path final_path;
+  fs::path final_path;    // the manifest's claimed name, once the pid is known
+  fs::path nsys_report;   // where nsys writes the report (the hidden name, when it is renamed)
+  bool claim_failed = false;
+  std::uintmax_t report_bytes = 0;  // the report's expected size, to tell a full disk
   std::atomic<bool> stop{false};
   std::thread watcher;
 
   fs::path current_path() const { return final_path.empty() ? pending_path : final_path; }
 
+  static void warn(const std::string& what) noexcept {
+    std::fprintf(stderr, "nsel: warning: %s\n", what.c_str());
+  }
+
   void write() noexcept {
     try {
       write_file_atomically(current_path(), serialize_manifest(manifest));
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "nsel: warning: %s\n", e.what());
+      warn(e.what());
     }
   }
 
+  // The pid is known: the report's final name is claimed by moving the pending manifest onto
+  // that name's manifest, in one rename that never replaces. A name whose report, .qdstrm or
+  // manifest exists (the same pid in another PID namespace, an old run) is passed over for its
+  // next "-<k>" variant, when nsel names the report itself.
   void adopt_pid(long long pid) {
     manifest.pid = pid;
-    const fs::path report = expand_report_path(output, pid, working_dir);
-    manifest.report = report.string();
-    final_path = manifest_path_for(report);
+    nsys_report = expand_report_path(output, pid, working_dir);
+    const fs::path wanted = expand_report_path(report_output, pid, working_dir);
+    const bool renamed = report_output != output;
+    for (int k = 1; k <= (renamed ? kReportNameVariants : 1); ++k) {
+      const fs::path report = report_name_variant(wanted, k);
+      // Where nsys writes under the final name itself, its report there may be this run's own.
+      std::error_code ec;
+      if (renamed ? name_taken(report) : fs::exists(manifest_path_for(report), ec)) continue;
+      manifest.report = report.string();
+      write();  // the pending manifest now names its report
+      const int error = rename_no_replace(pending_path, manifest_path_for(report));
+      if (error == 0) {
+        final_path = manifest_path_for(report);
+        return;
+      }
+      if (error != EEXIST) {
+        warn("cannot move " + pending_path.string() + " to " + manifest_path_for(report).string() +
+             ": " + std::strerror(error));
+        return;  // the pending manifest stays the manifest
+      }
+    }
+    claim_failed = true;
+    manifest.report = (renamed ? nsys_report : wanted).string();
     write();
+  }
+
+  // The .qdstrm nsys left in its temporary folder when it could not import it where it should:
+  // "nsys-report-<id>.qdstrm", changed since this run started, whose end (where nsys writes the
+  // session's command line and the program's output files) names this run's -o value and pid.
+  // nsys opens it only once the program has ended, so it is looked for after nsys has exited.
+  std::optional<fs::path> find_left_qdstrm() const {
+    const char* tmpdir = std::getenv("TMPDIR");
+    const fs::path folder = tmpdir != nullptr && *tmpdir != '\0' ? fs::path(tmpdir) : "/tmp";
+    const std::string pid_mark = "pid_" + std::to_string(manifest.pid) + "_std";
     std::error_code ec;
-    fs::remove(pending_path, ec);
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+      const std::string name = entry.path().filename().string();
+      std::error_code entry_ec;
+      if (!name.starts_with("nsys-report-") || !name.ends_with(".qdstrm") ||
+          !entry.is_regular_file(entry_ec) || entry.last_write_time(entry_ec) < started) {
+        continue;
+      }
+      std::ifstream in(entry.path(), std::ios::binary);
+      constexpr std::streamoff kTail = 256 * 1024;
+      in.seekg(0, std::ios::end);
+      const std::streamoff size = in.tellg();
+      in.seekg(std::max<std::streamoff>(0, size - kTail));
+      const std::string tail{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      if (tail.find(output) != std::string::npos &&
+          (manifest.pid == 0 || tail.find(pid_mark) != std::string::npos)) {
+        return entry.path();
+      }
+    }
+    return std::nullopt;
   }
 
   void watch() {
-    const auto started = std::chrono::steady_clock::now();
+    const auto watching = std::chrono::steady_clock::now();
     while (!stop.load()) {
       // Judged by name alone: the manifest's command need not start with nsys.
       if (const auto pid = find_profiled_program(static_cast<pid_t>(manifest.nsel_pid), "")) {
@@ -105,7 +259,7 @@ struct ManifestRecorder::State {
         return;
       }
       // Quick at first (the program starts within a second), then gentle.
-      const bool early = std::chrono::steady_clock::now() - started < std::chrono::seconds(5);
+      const bool early = std::chrono::steady_clock::now() - watching < std::chrono::seconds(5);
       std::this_thread::sleep_for(std::chrono::milliseconds(early ? 10 : 200));
     }
   }
@@ -135,18 +289,40 @@ struct ManifestRecorder::State {
     }
     if (found) adopt_pid(*found);
   }
+
+  // nsys's report (and a .qdstrm it left beside it) under the claimed name.
+  void name_report() {
+    const fs::path report(manifest.report);
+    if (nsys_report.empty() || nsys_report == report) return;
+    for (const char* extension : {".nsys-rep", ".qdstrm"}) {
+      const fs::path from = with_extension(nsys_report, extension);
+      std::error_code ec;
+      if (!fs::is_regular_file(from, ec)) continue;
+      const fs::path to = with_extension(report, extension);
+      if (const int error = rename_no_replace(from, to); error != 0) {
+        warn("cannot rename " + from.string() + " to " + to.string() + ": " + std::strerror(error) +
+             "; it keeps its name");
+        if (std::string_view(extension) == ".nsys-rep") manifest.report = from.string();
+      }
+    }
+  }
 };
 
-ManifestRecorder::ManifestRecorder(Manifest manifest, std::string output)
+ManifestRecorder::ManifestRecorder(Manifest manifest, std::string output,
+                                   std::optional<std::string> report_output)
     : state_(std::make_unique<State>()) {
   state_->manifest = std::move(manifest);
   state_->output = std::move(output);
+  state_->report_output = report_output.value_or(state_->output);
   std::error_code ec;
   state_->working_dir = fs::current_path(ec);
   const fs::path placeholder = expand_report_path(state_->output, 0, state_->working_dir);
-  state_->pending_path = placeholder.parent_path() /
-                         ("." + state_->manifest.worker + "-pending-" +
-                          std::to_string(state_->manifest.nsel_pid) + std::string(kManifestSuffix));
+  // A random word too: two launchers in two PID namespaces may share a pid and a folder.
+  char word[16];
+  std::snprintf(word, sizeof word, "%08x", static_cast<unsigned>(std::random_device{}()));
+  state_->pending_path = placeholder.parent_path() / ("." + state_->manifest.worker + "-pending-" +
+                                                      std::to_string(state_->manifest.nsel_pid) +
+                                                      "-" + word + std::string(kManifestSuffix));
   state_->manifest.report = placeholder.string();
   state_->write();
   // The watcher must never take a signal meant for the supervisor: it starts with all blocked.
@@ -195,15 +371,17 @@ Manifest manifest_for_plan(const WorkerPlan& plan) {
 
 // Without an -o value nsys picks "report<N>"; the manifest is then named for the worker.
 ManifestRecorder::ManifestRecorder(const WorkerPlan& plan)
-    : ManifestRecorder(manifest_for_plan(plan),
-                       plan.options.get("o").value_or(plan.worker + "_%p")) {}
+    : ManifestRecorder(manifest_for_plan(plan), plan.options.get("o").value_or(plan.worker + "_%p"),
+                       plan.report_output) {
+  state_->report_bytes = estimate_report_size(plan).bytes;
+}
 
 ManifestRecorder::~ManifestRecorder() {
   state_->stop = true;
   if (state_->watcher.joinable()) state_->watcher.join();
 }
 
-void ManifestRecorder::finish(int exit_status) noexcept {
+std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexcept {
   try {
     state_->stop = true;
     if (state_->watcher.joinable()) state_->watcher.join();
@@ -211,33 +389,66 @@ void ManifestRecorder::finish(int exit_status) noexcept {
     if (m.pid == 0) state_->adopt_pid_from_files();
     m.end_time = utc_timestamp_now();
     m.exit_status = exit_status;
+    if (m.pid != 0) state_->name_report();
     std::error_code ec;
     const fs::path report(m.report);
-    fs::path qdstrm = report;
-    qdstrm.replace_extension(".qdstrm");
+    const fs::path qdstrm = with_extension(report, ".qdstrm");
     // With --capture-range-end=repeat nsys numbers the reports: <stem>.1.nsys-rep, ...
-    fs::path first_numbered = report;
-    first_numbered.replace_extension(".1.nsys-rep");
+    const fs::path first_numbered = with_extension(report, ".1.nsys-rep");
+    const std::string timeout_text =
+        "nsys did not finish within NSEL_STOP_TIMEOUT and was interrupted (exit status " +
+        std::to_string(exit_status) + ")";
+    m.qdstrm.reset();
     if (m.pid != 0 &&
         (fs::is_regular_file(report, ec) || fs::is_regular_file(first_numbered, ec))) {
       m.state = std::string(kManifestComplete);
-      m.reason.clear();
+      m.reason = stop_timed_out ? timeout_text + "; the report may lack the last steps" : "";
     } else if (m.pid != 0 && fs::is_regular_file(qdstrm, ec)) {
       m.state = std::string(kManifestQdstrm);
       m.reason = "nsys left " + qdstrm.filename().string() +
                  " without importing it; 'nsel recover' converts it";
     } else {
-      m.state = std::string(kManifestMissing);
-      m.reason = "nsys wrote no report (exit status " + std::to_string(exit_status) +
-                 "); the step window may never have been reached";
+      std::string detail;
+      const std::string_view problem =
+          folder_problem(report.parent_path(), state_->report_bytes, detail);
+      if (stop_timed_out) {
+        m.state = std::string(kManifestStopTimeout);
+        m.reason = timeout_text + "; no report was written";
+      } else if (!problem.empty()) {
+        m.state = std::string(problem);
+        m.reason = "nsys could not write " + report.filename().string() + ": its folder " +
+                   (problem == kManifestDiskFull ? "is full (" : "is not writable (") + detail +
+                   ")";
+      } else if (state_->claim_failed) {
+        m.state = std::string(kManifestNameTaken);
+        m.reason = report.filename().string() +
+                   " was taken by another file before the program started; nsys wrote no report "
+                   "under it (Nsight Systems puts it in $TMPDIR as nsys-report-<id>.nsys-rep)";
+      } else {
+        m.state = std::string(kManifestMissing);
+        m.reason = "nsys wrote no report (exit status " + std::to_string(exit_status) +
+                   "); the step window may never have been reached";
+      }
+      // The capture nsys could not import where it should have: recorded for 'nsel recover'.
+      if (const auto left = state_->find_left_qdstrm()) {
+        m.qdstrm = left->string();
+        m.reason += "; nsys left the capture in " + *m.qdstrm + ", which 'nsel recover' converts";
+      }
     }
     state_->write();
-    if (!state_->final_path.empty()) {
-      fs::remove(state_->pending_path, ec);
-    }
+    return m.state;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nsel: warning: manifest not finished: %s\n", e.what());
   }
+  return std::string(kManifestMissing);
+}
+
+const Manifest& ManifestRecorder::manifest() const {
+  return state_->manifest;
+}
+
+fs::path ManifestRecorder::path() const {
+  return state_->current_path();
 }
 
 void ManifestRecorder::split_by_window(

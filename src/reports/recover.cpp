@@ -109,10 +109,11 @@ ImporterChoice choose_qdstrm_importer(const fs::path& qdstrm,
   return choice;
 }
 
-Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool keep_qdstrm) {
+Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool keep_qdstrm,
+                        const std::optional<fs::path>& report) {
   Recovery result;
   result.qdstrm = qdstrm;
-  result.report = qdstrm.parent_path() / (qdstrm.stem().string() + ".nsys-rep");
+  result.report = report ? *report : qdstrm.parent_path() / (qdstrm.stem().string() + ".nsys-rep");
   std::error_code ec;
   if (fs::exists(result.report, ec)) {
     result.message = "left as is: " + result.report.filename().string() + " already exists";
@@ -157,16 +158,26 @@ Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool k
     const timespec times[2] = {original.st_atim, original.st_mtim};
     ::utimensat(AT_FDCWD, produced.c_str(), times, 0);
   }
-  // link() never replaces: a report that appeared meanwhile wins over ours.
-  if (::link(produced.c_str(), result.report.c_str()) != 0) {
-    result.message = "left as is: cannot create " + result.report.filename().string() + ": " +
-                     std::strerror(errno);
+  // link() never replaces: a report that appeared meanwhile wins over ours. Another file
+  // system (a manifest's report for a .qdstrm in $TMPDIR) gets a hidden copy first.
+  const fs::path copy = result.report.parent_path() / (hidden + ".nsys-rep");
+  int error = ::link(produced.c_str(), result.report.c_str()) == 0 ? 0 : errno;
+  if (error == EXDEV) {
+    fs::copy_file(produced, copy, fs::copy_options::overwrite_existing, ec);
+    error = ec ? ec.value() : (::link(copy.c_str(), result.report.c_str()) == 0 ? 0 : errno);
+    std::error_code ignored;
+    fs::remove(copy, ignored);
+  }
+  if (error != 0) {
+    result.message =
+        "left as is: cannot create " + result.report.string() + ": " + std::strerror(error);
     clean();
     return result;
   }
   clean();
   result.converted = true;
-  result.message = "converted to " + result.report.filename().string();
+  result.message =
+      "converted to " + (report ? result.report.string() : result.report.filename().string());
   if (!keep_qdstrm) {
     fs::remove(qdstrm, ec);
     if (ec) result.message += " (the .qdstrm stays: " + ec.message() + ")";

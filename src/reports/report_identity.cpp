@@ -22,7 +22,16 @@ std::string numbered_report_base(const std::string& stem) {
 }
 
 std::optional<ReportName> name_of_report(const std::string& stem) {
-  return parse_report_file_name(numbered_report_base(stem) + ".nsys-rep");
+  const std::string base = numbered_report_base(stem);
+  if (auto named = parse_report_file_name(base + ".nsys-rep")) return named;
+  // "<worker>_<start>:<stop>_<PID>-<k>": the k-th report of that name, as `nsel exec` names one
+  // whose own name was taken (the same PID from another PID namespace, or an old run).
+  const size_t dash = base.rfind('-');
+  if (dash == std::string::npos || dash + 1 == base.size() ||
+      base.find_first_not_of("0123456789", dash + 1) != std::string::npos) {
+    return std::nullopt;
+  }
+  return parse_report_file_name(base.substr(0, dash) + ".nsys-rep");
 }
 
 void take_manifest(FoundReport& found, const Manifest& manifest) {

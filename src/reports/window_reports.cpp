@@ -1,11 +1,15 @@
 #include "nsel/reports/window_reports.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <map>
 #include <system_error>
 
 #include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
 #include "nsel/reports/layout.hpp"
+#include "nsel/sys/files.hpp"
 
 namespace nsel {
 namespace {
@@ -72,18 +76,30 @@ WindowReports name_window_reports(const RepeatedReports& layout, std::string_vie
         out.reports.push_back(report);
         continue;
       }
-      const fs::path target = directory / report_file_name(worker, windows[k - 1], pid);
-      // Never over an existing report: a name already taken keeps nsys's numbered name.
-      if (fs::exists(target, ec)) {
-        out.messages.push_back("nsel: warning: " + quote(target.string()) +
-                               " already exists; the report of window " + windows[k - 1].text() +
-                               " keeps its name " + quote(numbered->second.string()));
-        report.path = numbered->second;
-      } else if (fs::rename(numbered->second, target, ec); ec) {
-        out.messages.push_back("nsel: warning: cannot rename " + quote(numbered->second.string()) +
-                               " to " + quote(target.string()) + ": " + ec.message());
+      // Never over another's file: a name whose report, .qdstrm or manifest is there (the same
+      // pid in another PID namespace, an old run) gives way to the first free "-<k>" variant,
+      // taken in a rename that never replaces, as a single window's report is named.
+      const fs::path wanted = directory / report_file_name(worker, windows[k - 1], pid);
+      int error = EEXIST;
+      fs::path target;
+      for (int variant = 1; variant <= kReportNameVariants && error == EEXIST; ++variant) {
+        target = report_name_variant(wanted, variant);
+        bool taken = false;
+        for (const fs::path& file : files_claiming_report_name(target)) taken |= anything_at(file);
+        if (!taken) error = rename_no_replace(numbered->second, target);
+      }
+      if (error != 0) {
+        out.messages.push_back(
+            "nsel: warning: cannot rename " + quote(numbered->second.string()) + " to " +
+            quote(wanted.string()) + " or a free variant of it: " + std::strerror(error) +
+            "; the report of window " + windows[k - 1].text() + " keeps its name");
         report.path = numbered->second;
       } else {
+        if (target != wanted) {
+          out.messages.push_back("nsel: warning: " + quote(wanted.string()) +
+                                 " is taken by another capture; the report of window " +
+                                 windows[k - 1].text() + " is " + quote(target.string()));
+        }
         out.messages.push_back("nsel: report of window " + windows[k - 1].text() + ": " +
                                target.string());
         report.path = target;

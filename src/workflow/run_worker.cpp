@@ -1,9 +1,14 @@
 #include "nsel/workflow/run_worker.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <optional>
+#include <random>
 #include <utility>
 
 #include "nsel/core/capture.hpp"
@@ -18,6 +23,89 @@
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
+
+namespace {
+
+std::string random_hex() {
+  std::random_device device;
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", static_cast<unsigned>(device()));
+  return text;
+}
+
+// Whether the folder takes a new file, tried for real: permission bits do not stop root, a
+// read-only mount does. The system's reason, or "" when it does.
+std::string cannot_write_in(const std::filesystem::path& folder) {
+  const std::filesystem::path probe = folder / (".nsel-probe-" + std::to_string(getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+// The checks that can be made before the program starts, each a one-line error (exit code 2):
+// the report's folder exists (or is made), is a folder, takes a file, and takes names as long as
+// the longest nsel and nsys will give there.
+void check_report_folder(const WorkerRequest& request, const WorkerPlan& plan) {
+  namespace fs = std::filesystem;
+  // nsel names the report itself unless NRL_NSYS_EXTRA_OPTIONS gives an output name 'o'.
+  const std::optional<std::string> extra_options =
+      request.environment(std::string(kExtraOptionsVariable));
+  const bool user_output = !plan.report_output && !plan.repeated_reports && extra_options;
+  std::error_code ec;
+  if (!request.output_dir.empty()) {
+    if (fs::exists(request.output_dir, ec) && !fs::is_directory(request.output_dir, ec)) {
+      throw Error(bad_value("--output-dir", request.output_dir, "it exists and is not a folder",
+                            "a folder for the reports"));
+    }
+    fs::create_directories(request.output_dir, ec);
+    if (ec) {
+      throw Error(bad_value("--output-dir", request.output_dir,
+                            "cannot create it (" + ec.message() + ")", "a writable folder"));
+    }
+  }
+  const fs::path working_dir = fs::current_path(ec);
+  const fs::path folder =
+      expand_report_path(plan.options.get("o").value_or(plan.worker + "_%p"), 1, working_dir)
+          .parent_path();
+  // Named as the user gave it: the flag, the variable, or the working directory.
+  const auto source = [&]() -> std::pair<std::string, std::string> {
+    if (user_output) return {std::string(kExtraOptionsVariable), *extra_options};
+    if (!request.output_dir.empty()) return {"--output-dir", request.output_dir};
+    return {"--output-dir (not given: the working directory)", working_dir.string()};
+  }();
+  if (!fs::is_directory(folder, ec)) {
+    if (user_output) return;  // nsys says so itself, as before
+    throw Error(bad_value(source.first, source.second, "no such folder", "a writable folder"));
+  }
+  if (const std::string problem = cannot_write_in(folder); !problem.empty()) {
+    throw Error(bad_value(source.first, source.second,
+                          "the report's folder " + quote(folder.string()) +
+                              " does not take a new file (" + problem + ")",
+                          "a folder nsel and nsys can write to"));
+  }
+  const long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+  const std::string longest = longest_file_name(plan);
+  if (name_max > 0 && longest.size() > static_cast<std::size_t>(name_max)) {
+    const std::string problem = "a file name in the report's folder would be " +
+                                std::to_string(longest.size()) + " characters (" + quote(longest) +
+                                "), more than the " + std::to_string(name_max) +
+                                " its file system allows";
+    if (user_output) {
+      throw Error(
+          bad_value(kExtraOptionsVariable, *extra_options, problem, "a shorter output name 'o'"));
+    }
+    const std::size_t excess = longest.size() - static_cast<std::size_t>(name_max);
+    throw Error(bad_value("--worker", request.worker, problem,
+                          excess < request.worker.size()
+                              ? "a worker name of at most " +
+                                    std::to_string(request.worker.size() - excess) + " characters"
+                              : std::string("a shorter worker name")));
+  }
+}
+
+}  // namespace
 
 WorkerLaunch decide_worker(const WorkerRequest& request) {
   if (request.program.empty()) {
@@ -37,7 +125,9 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
 
   PlanRequest plan_request{request.worker, CaptureMode::nvtx, request.output_dir, out.program};
   plan_request.identity = identify_this_process(request.identity, request.environment);
-  plan_request.report_tag = "nsel" + std::to_string(getpid());
+  // Unique to this launch even where process ids repeat (every container's PID namespace).
+  plan_request.report_tag = "nsel" + std::to_string(getpid()) + "-" + random_hex();
+  plan_request.claim_report_name = true;
   out.plan = select_worker(settings, plan_request);
   if (!out.plan.notice.empty()) out.notices.push_back(out.plan.notice);
   if (!out.plan.profile) return out;
@@ -77,6 +167,25 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
   return out;
 }
 
+namespace {
+
+// A capture lost for a cause nsel saw is never a success: a program that exited 0 gets
+// kCaptureLostExitCode, and the cause is told (the manifest says it too).
+int exit_code_after(int code, std::string_view state, const Manifest& manifest,
+                    const std::filesystem::path& manifest_path,
+                    const std::function<void(const std::string&)>& tell) {
+  const bool lost = state == kManifestQdstrm || state == kManifestDiskFull ||
+                    state == kManifestNotWritable || state == kManifestNameTaken ||
+                    state == kManifestStopTimeout;
+  if (!lost) return code;
+  tell("nsel: error: worker " + quote(manifest.worker) + ": no complete report (" +
+       std::string(state) + "): " + manifest.reason + " (manifest " +
+       quote(manifest_path.string()) + ")");
+  return code == 0 ? kCaptureLostExitCode : code;
+}
+
+}  // namespace
+
 int run_worker(const WorkerRequest& request, const std::function<void(const std::string&)>& tell) {
   const WorkerLaunch launch = decide_worker(request);
   if (!launch.profiled) {
@@ -85,14 +194,7 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
   }
 
   const WorkerPlan& plan = launch.plan;
-  if (!request.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(request.output_dir, ec);
-    if (ec) {
-      throw Error("--output-dir=" + quote(request.output_dir) + ": cannot create it (" +
-                  ec.message() + "); expected a writable folder");
-    }
-  }
+  check_report_folder(request, plan);
   // Told once the job can start: a bad --output-dir stays a one-line error.
   for (const std::string& line : launch.notices) tell(line);
   tell(plan.log_line());
@@ -102,18 +204,20 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
   std::optional<ManifestRecorder> manifest;
   SupervisionOptions supervision;
   supervision.stop_timeout = launch.launch.stop_timeout;
-  supervision.on_started = [&] { manifest.emplace(plan); };
-  supervision.on_finished = [&](int code) {
-    if (manifest) manifest->finish(code);
-    if (!plan.repeated_reports) return;
-    const auto named = name_window_reports(*plan.repeated_reports, plan.worker, plan.windows);
-    for (const std::string& line : named.messages) tell(line);
-    if (!manifest) return;
-    std::vector<std::pair<StepWindow, std::filesystem::path>> written;
-    for (const WindowReport& report : named.reports) {
-      if (report.path) written.emplace_back(report.window, *report.path);
+  supervision.on_started = [&](pid_t) { manifest.emplace(plan); };
+  supervision.on_finished = [&](const SupervisionEnd& end) {
+    if (!manifest) return end.exit_code;
+    const std::string state = manifest->finish(end.exit_code, end.stop_timed_out);
+    if (plan.repeated_reports) {
+      const auto named = name_window_reports(*plan.repeated_reports, plan.worker, plan.windows);
+      for (const std::string& line : named.messages) tell(line);
+      std::vector<std::pair<StepWindow, std::filesystem::path>> written;
+      for (const WindowReport& report : named.reports) {
+        if (report.path) written.emplace_back(report.window, *report.path);
+      }
+      manifest->split_by_window(written);
     }
-    manifest->split_by_window(written);
+    return exit_code_after(end.exit_code, state, manifest->manifest(), manifest->path(), tell);
   };
   std::vector<std::string> environment = plan.environment;
   // An unknown version gets every workaround, as the plan's options do.

@@ -36,6 +36,14 @@ TEST(Manifest, RoundTripsEveryField) {
   running.exit_status.reset();
   running.state = "running";
   EXPECT_EQ(nsel::parse_manifest(nsel::serialize_manifest(running), "m.json"), running);
+  nsel::Manifest lost = m;
+  lost.state = std::string(nsel::kManifestDiskFull);
+  lost.qdstrm = "/tmp/nsys-report-cb3a.qdstrm";
+  EXPECT_EQ(nsel::parse_manifest(nsel::serialize_manifest(lost), "m.json"), lost);
+  // A manifest written before "qdstrm" existed reads as one without it.
+  std::string old = nsel::serialize_manifest(m);
+  old.erase(old.find(",\n  \"qdstrm\""), std::string(",\n  \"qdstrm\": null").size());
+  EXPECT_EQ(nsel::parse_manifest(old, "m.json"), m);
 }
 
 TEST(Manifest, KeysComeInAFixedOrder) {
@@ -44,7 +52,7 @@ TEST(Manifest, KeysComeInAFixedOrder) {
       "\"nsel_manifest\"", "\"worker\"",   "\"pattern\"",     "\"step_window\"",    "\"pid\"",
       "\"nsel_pid\"",      "\"host\"",     "\"node_ip\"",     "\"rank_variables\"", "\"command\"",
       "\"start_time\"",    "\"end_time\"", "\"exit_status\"", "\"report\"",         "\"state\"",
-      "\"reason\""};
+      "\"reason\"",        "\"qdstrm\""};
   size_t at = 0;
   for (const char* key : keys) {
     const size_t found = text.find(key, at);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "nsel/core/manifest.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -50,7 +51,8 @@ struct ExecRun {
 };
 
 ExecRun exec_worker(const std::string& worker, const std::map<std::string, std::string>& env,
-                    int steps = 5, std::vector<std::string> extra_args = {}) {
+                    int steps = 5, std::vector<std::string> extra_args = {},
+                    const std::string& program = kWorker) {
   ExecRun r;
   r.dir = make_temp_dir("exec");
   const fs::path out = r.dir / "reports";
@@ -58,7 +60,7 @@ ExecRun exec_worker(const std::string& worker, const std::map<std::string, std::
   std::vector<std::string> argv = {kNsel,          "exec",
                                    "--worker",     worker,
                                    "--output-dir", out.string(),
-                                   "--",           kWorker,
+                                   "--",           program,
                                    "--steps",      std::to_string(steps),
                                    "--work-ms",    "40",
                                    "--describe",   description.string()};
@@ -72,7 +74,14 @@ ExecRun exec_worker(const std::string& worker, const std::map<std::string, std::
 }  // namespace
 
 TEST(Exec, SelectedWorkerCapturesExactlyTheWindow) {
-  ExecRun r = exec_worker("dtensor_policy_worker", selection("2:4"));
+  // The worker under a name of this test's own: nsys names its agents' session after the
+  // program (profile-<program>-<nsys pid>), so only this run's agents are counted, never those of
+  // another nsys on the machine.
+  const fs::path own = nsel::test::make_temp_dir("own-worker");
+  const std::string program = "nselw-" + std::to_string(getpid());
+  fs::copy_file(kWorker, own / program);
+  ExecRun r =
+      exec_worker("dtensor_policy_worker", selection("2:4"), 5, {}, (own / program).string());
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   EXPECT_TRUE(has_line(r.result.err, kLogLine)) << r.result.err;
   ASSERT_EQ(r.files.size(), 1u);
@@ -84,9 +93,10 @@ TEST(Exec, SelectedWorkerCapturesExactlyTheWindow) {
   EXPECT_NE(r.description.at("parent_exe").find("nsys"), std::string::npos);
   // No nsys agent of that session outlives nsel (a left-over one spins a core).
   EXPECT_EQ(nsel::test::count_processes_with(
-                {"--start-agent", "--session-name=profile-nsel-example-worker-*"}),
+                {"--start-agent", "--session-name=profile-" + program + "-*"}),
             0);
   fs::remove_all(r.dir);
+  fs::remove_all(own);
 }
 
 TEST(Exec, ResumedRunCapturesFromTheFirstStepInsideTheWindow) {
@@ -450,5 +460,142 @@ TEST(Guidance, ExecWarnsWhenItsCaptureNeedsAGpuItDoesNotSee) {
   EXPECT_TRUE(has_line(plan.err, lines(r.err)[0])) << plan.err << r.err;  // plan says the same
   // And indeed: no report.
   EXPECT_TRUE(nsel::test::reports_in(dir).empty());
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// `nsel exec` of the example worker (window 2:4 of 4 steps) inside a PID and mount namespace of
+// its own, as in a container: its processes get the same ids in every such run.
+nsel::test::RunResult exec_in_namespaces(const fs::path& out, const fs::path& description) {
+  return run({"unshare",      "--pid",      "--fork",     "--mount-proc",
+              kNsel,          "exec",       "--worker",   "dtensor_policy_worker",
+              "--output-dir", out.string(), "--capture",  "nvtx",
+              "--",           kWorker,      "--steps",    "4",
+              "--work-ms",    "20",         "--describe", description.string()},
+             selection("2:4"));
+}
+
+nsel::Manifest manifest_at(const fs::path& path) {
+  return nsel::parse_manifest(nsel::test::slurp(path), path.string());
+}
+
+}  // namespace
+
+// Two runs whose programs get the same process id (two containers, each with its own PID
+// namespace) into one folder: both captures are kept, each described by its own manifest, and the
+// first run's report and manifest are left as they were. Before, the second capture was lost
+// ("File exists", nsel exited 0) and the first run's manifest was overwritten.
+TEST(Exec, TheSamePidTwiceInOneFolderKeepsBothCaptures) {
+  if (geteuid() != 0) GTEST_SKIP() << "unshare --pid needs root";
+  const fs::path dir = make_temp_dir("same-pid");
+  const fs::path out = dir / "reports";
+  const auto first = exec_in_namespaces(out, dir / "first.txt");
+  if (first.exit_code != 0 && first.err.find("unshare") != std::string::npos) {
+    GTEST_SKIP() << "no PID namespaces here: " << first.err;
+  }
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string pid = read_description(dir / "first.txt").at("pid");
+  const fs::path report = out / ("dtensor_policy_worker_2:4_" + pid + ".nsys-rep");
+  const fs::path manifest = out / ("dtensor_policy_worker_2:4_" + pid + ".nsel.json");
+  ASSERT_TRUE(fs::is_regular_file(report)) << first.err;
+  const std::string first_manifest = nsel::test::slurp(manifest);
+  const std::string first_report = nsel::test::slurp(report);
+
+  const auto second = exec_in_namespaces(out, dir / "second.txt");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  if (read_description(dir / "second.txt").at("pid") != pid) {
+    GTEST_SKIP() << "the two PID namespaces gave the program different ids this time";
+  }
+  EXPECT_EQ(nsel::test::slurp(manifest), first_manifest) << "the first manifest is untouched";
+  EXPECT_EQ(nsel::test::slurp(report), first_report) << "the first report is untouched";
+  const fs::path second_report = out / ("dtensor_policy_worker_2:4_" + pid + "-2.nsys-rep");
+  ASSERT_TRUE(fs::is_regular_file(second_report)) << second.err;
+  const nsel::Manifest m = manifest_at(out / ("dtensor_policy_worker_2:4_" + pid + "-2.nsel.json"));
+  EXPECT_EQ(m.state, "complete");
+  EXPECT_EQ(m.report, second_report.string());
+  EXPECT_EQ(std::to_string(m.pid), pid);
+  EXPECT_EQ(manifest_at(manifest).report, report.string());
+  // Nothing else (before any export adds its cache): no hidden name of nsys's, no pending
+  // manifest.
+  std::string names;
+  for (const fs::path& file : files_in(out)) names += file.filename().string() + "\n";
+  EXPECT_EQ(files_in(out).size(), 4u) << names;
+  // nsel finds both, each once, named by their manifests, and both are ok.
+  const auto ls = run({kNsel, "ls", "--json", out.string()}, {});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  const auto listed = nlohmann::json::parse(ls.out)["reports"];
+  ASSERT_EQ(listed.size(), 2u) << ls.out;
+  for (const auto& found : listed) {
+    EXPECT_EQ(found["state"], "complete") << found.dump();
+    EXPECT_EQ(found["worker"], "dtensor_policy_worker") << found.dump();
+    EXPECT_EQ(found["pid"].dump(), pid) << found.dump();
+  }
+  const auto check = run({kNsel, "check", out.string()}, {});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  // Without its manifest, the "-2" name alone still says worker, window and pid.
+  fs::create_directories(dir / "alone");
+  fs::copy_file(second_report, dir / "alone" / second_report.filename());
+  const auto alone = run({kNsel, "ls", "--json", (dir / "alone").string()}, {});
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const auto named = nlohmann::json::parse(alone.out)["reports"];
+  ASSERT_EQ(named.size(), 1u) << alone.out;
+  EXPECT_EQ(named[0]["worker"], "dtensor_policy_worker") << alone.out;
+  EXPECT_EQ(named[0]["window"], "2:4") << alone.out;
+  EXPECT_EQ(named[0]["pid"].dump(), pid) << alone.out;
+  EXPECT_EQ(exported_steps(second_report), (std::vector<long long>{2, 3}));
+  fs::remove_all(dir);
+}
+
+// The report's folder is full when nsys imports the capture: nsel exec fails (not 0), its
+// manifest says disk_full, not "window never reached", and names where nsys left the capture.
+TEST(Exec, AFullReportFolderIsNamedAndTheCaptureFound) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const fs::path dir = make_temp_dir("disk-full");
+  const fs::path out = dir / "reports";
+  const fs::path saved = dir / "saved";  // the tmpfs goes with its mount namespace
+  const fs::path temp = dir / "tmp";     // nsys's $TMPDIR, so what it leaves there is ours
+  fs::create_directories(out);
+  fs::create_directories(saved);
+  fs::create_directories(temp);
+  // Room for the manifests (a page each), not for a report (about 140 kB and more).
+  const std::string script =
+      "mount -t tmpfs -o size=64k tmpfs \"$OUT\" || exit 99; \"$@\"; rc=$?; "
+      "cp -a \"$OUT\"/. \"$SAVED\"/; exit $rc";
+  auto env = selection("2:4");
+  env["OUT"] = out.string();
+  env["SAVED"] = saved.string();
+  env["TMPDIR"] = temp.string();
+  const auto r =
+      run({"unshare",      "--mount",    "sh",        "-c",        script,
+           "sh",           kNsel,        "exec",      "--worker",  "dtensor_policy_worker",
+           "--output-dir", out.string(), "--capture", "nvtx",      "--",
+           kWorker,        "--steps",    "4",         "--work-ms", "20"},
+          env);
+  if (r.exit_code == 99) GTEST_SKIP() << "cannot mount a tmpfs here: " << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::vector<fs::path> manifests;
+  for (const fs::path& file : files_in(saved)) {
+    if (file.string().ends_with(".nsel.json")) manifests.push_back(file);
+  }
+  ASSERT_EQ(manifests.size(), 1u) << r.err;
+  const nsel::Manifest m = manifest_at(manifests[0]);
+  EXPECT_EQ(m.state, "disk_full") << m.reason;
+  EXPECT_TRUE(has_line(r.err,
+                       "nsel: error: worker 'dtensor_policy_worker': no complete report "
+                       "(disk_full): " +
+                           m.reason + " (manifest '" + (out / manifests[0].filename()).string() +
+                           "')"))
+      << r.err;
+  ASSERT_TRUE(m.qdstrm.has_value()) << m.reason;
+  EXPECT_EQ(fs::path(*m.qdstrm).parent_path(), temp) << *m.qdstrm;
+  EXPECT_TRUE(fs::is_regular_file(*m.qdstrm)) << *m.qdstrm;
+  EXPECT_NE(m.reason.find(*m.qdstrm), std::string::npos) << m.reason;
+  // Space again (the tmpfs is gone with its namespace): 'nsel recover' finds the capture where
+  // the manifest says and makes the report it names, which holds the window.
+  const auto recovered = run({kNsel, "recover", saved.string()}, {});
+  EXPECT_EQ(recovered.exit_code, 0) << recovered.out << recovered.err;
+  ASSERT_TRUE(fs::is_regular_file(m.report)) << recovered.out << recovered.err;
+  EXPECT_EQ(exported_steps(m.report), (std::vector<long long>{2, 3}));
   fs::remove_all(dir);
 }

@@ -312,7 +312,18 @@ TEST(Supervision, AProgramThatIgnoresTheStopIsEndedAfterTheTimeout) {
   EXPECT_NE(err.find("nsel: nsys did not finish within 1 s (NSEL_STOP_TIMEOUT); interrupting it"),
             std::string::npos)
       << err;
-  EXPECT_NE(code, 0);
+  // 128 + a signal, never 0: the stop had to be forced (an interrupted nsys may exit 0).
+  EXPECT_GT(code, 128) << err;
+  // The manifest says so too: no report (stop_timeout), or one that may lack its end.
+  std::vector<fs::path> manifests;
+  for (const fs::path& file : nsel::test::files_in(dir / "reports")) {
+    if (file.string().ends_with(".nsel.json")) manifests.push_back(file);
+  }
+  ASSERT_EQ(manifests.size(), 1u) << err;
+  const nsel::Manifest manifest = nsel::parse_manifest(slurp(manifests[0]), manifests[0].string());
+  EXPECT_TRUE(manifest.state == "stop_timeout" || manifest.state == "complete") << manifest.state;
+  EXPECT_NE(manifest.reason.find("NSEL_STOP_TIMEOUT"), std::string::npos) << manifest.reason;
+  EXPECT_EQ(manifest.exit_status, code);
   while (nsel::test::count_processes_with({dir.string() + "/*"}) > 0 &&
          std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(50ms);

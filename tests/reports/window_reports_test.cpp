@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct ReportFolder {
   ~ReportFolder() { std::filesystem::remove_all(dir); }
   void touch(const std::string& name, const std::string& content = "report") const {
     std::ofstream(dir / name) << content;
+  }
+  std::string read(const std::string& name) const {
+    std::ifstream in(dir / name);
+    return std::string(std::istreambuf_iterator<char>(in), {});
   }
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -88,11 +93,23 @@ TEST(WindowReports, NeverOverwritesAndSaysWhenNothingCame) {
   folder.touch("w_2:4,10:12,20:22_315.nsel7.1.nsys-rep", "newer");
   const auto named =
       nsel::name_window_reports(layout_in(folder.dir), "w", {{2, 4}, {10, 12}, {20, 22}});
-  EXPECT_EQ(named.reports[0].path, folder.dir / "w_2:4,10:12,20:22_315.nsel7.1.nsys-rep");
+  EXPECT_EQ(named.reports[0].path, folder.dir / "w_2:4_315-2.nsys-rep");
   EXPECT_EQ(named.messages.at(0),
             "nsel: warning: " + nsel::quote((folder.dir / "w_2:4_315.nsys-rep").string()) +
-                " already exists; the report of window 2:4 keeps its name " +
-                nsel::quote((folder.dir / "w_2:4,10:12,20:22_315.nsel7.1.nsys-rep").string()));
+                " is taken by another capture; the report of window 2:4 is " +
+                nsel::quote((folder.dir / "w_2:4_315-2.nsys-rep").string()));
+  EXPECT_EQ(folder.read("w_2:4_315.nsys-rep"), "older");
+  EXPECT_EQ(folder.read("w_2:4_315-2.nsys-rep"), "newer");
+
+  // A manifest alone takes the name too (a capture an earlier run lost): never written over.
+  ReportFolder lost;
+  lost.touch("w_2:4_315.nsel.json", "an earlier run's manifest");
+  lost.touch("w_2:4_315-2.qdstrm", "an earlier run's capture");
+  lost.touch("w_2:4,10:12,20:22_315.nsel7.1.nsys-rep", "newer");
+  const auto named_lost =
+      nsel::name_window_reports(layout_in(lost.dir), "w", {{2, 4}, {10, 12}, {20, 22}});
+  EXPECT_EQ(named_lost.reports[0].path, lost.dir / "w_2:4_315-3.nsys-rep");
+  EXPECT_EQ(lost.read("w_2:4_315.nsel.json"), "an earlier run's manifest");
 
   ReportFolder empty;
   const auto none =

@@ -1,12 +1,16 @@
 // nsel exec's whole path without the nsel binary: what decide_worker decides for a worker, and
 // run_worker replacing this process (in a forked child) when the worker runs bare.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "nsel/core/error.hpp"
@@ -204,8 +208,14 @@ TEST(DecideWorker, ASelectedWorkerGetsTheWholePlanOnce) {
     nsel::PlanRequest plan_request{request.worker, nsel::CaptureMode::nvtx, request.output_dir,
                                    request.program, *check.path};
     plan_request.identity = nsel::identify_this_process(request.identity, lookup(env));
-    plan_request.report_tag = "nsel" + std::to_string(getpid());
+    // This launch's tag: its pid and a random word (pids repeat across PID namespaces).
+    const std::string output = launch.plan.options.get("o").value_or("");
+    ASSERT_NE(output.find("_%p.nsel" + std::to_string(getpid()) + "-"), std::string::npos)
+        << output;
+    plan_request.report_tag = output.substr(output.find("_%p.") + 4);
+    plan_request.claim_report_name = true;
     const nsel::WorkerPlan expected = nsel::plan_worker(profile, plan_request);
+    EXPECT_EQ(launch.plan.report_output, expected.report_output);
     EXPECT_EQ(launch.plan.command, expected.command);
     EXPECT_EQ(launch.plan.environment, expected.environment);
     EXPECT_EQ(launch.plan.reason, expected.reason);
@@ -218,10 +228,12 @@ namespace {
 
 // run_worker in a forked child (it replaces the process): the child's exit code and the lines
 // it told.
-std::pair<int, std::string> run_in_child(const nsel::WorkerRequest& request, const fs::path& told) {
+std::pair<int, std::string> run_in_child(const nsel::WorkerRequest& request, const fs::path& told,
+                                         const std::function<void()>& before = {}) {
   std::fflush(nullptr);
   const pid_t child = fork();
   if (child == 0) {
+    if (before) before();
     int code = 0;
     try {
       code = nsel::run_worker(request, [&](const std::string& line) {
@@ -265,5 +277,76 @@ TEST(RunWorker, ReplacesThisProcessWithTheProgramWhenItRunsBare) {
   EXPECT_EQ(refused.first, 127);
   EXPECT_TRUE(refused.second.starts_with("error: worker 'dtensor_policy_worker' is selected but "))
       << refused.second;
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// In a forked child: a mount namespace of its own with a read-only tmpfs on `folder`, so that
+// the folder refuses new files even to root. Exits 99 where mounting is not allowed.
+std::function<void()> read_only_mount(const fs::path& folder) {
+  return [folder] {
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        mount("tmpfs", folder.c_str(), "tmpfs", MS_RDONLY, "size=64k") != 0) {
+      _exit(99);
+    }
+  };
+}
+
+}  // namespace
+
+// What can be checked before the program starts is: a --output-dir that is a file, a folder that
+// refuses new files (a read-only mount: permission bits do not stop root), and a report name
+// longer than the file system allows. One line, exit code 2, and the program never runs.
+TEST(RunWorker, AReportFolderThatCannotTakeTheReportStopsTheWorkerBeforeItStarts) {
+  const std::string path = nsel::environment_variable("PATH").value_or("");
+  const nsel::NsysCheck check = nsel::check_nsys(path);
+  if (!check.usable) GTEST_SKIP() << "no usable nsys here: " << check.problem;
+  const fs::path dir = fresh_dir("folder");
+  const Env env = with(kPolicySelected, "PATH", path);
+  const auto request_into = [&](const fs::path& output_dir, const std::string& worker) {
+    nsel::WorkerRequest request = request_for(worker, env);
+    request.output_dir = output_dir.string();
+    request.capture = "nvtx";
+    request.program = {"/bin/sh", "-c", "touch \"$0\"", (dir / "ran").string()};
+    return request;
+  };
+
+  std::ofstream(dir / "a-file") << "x";
+  EXPECT_EQ(run_in_child(request_into(dir / "a-file", "dtensor_policy_worker"), dir / "told-file"),
+            std::make_pair(2, "error: --output-dir='" + (dir / "a-file").string() +
+                                  "': it exists and is not a folder; expected a folder for the "
+                                  "reports\n"));
+
+  fs::create_directories(dir / "read-only");
+  const auto read_only = run_in_child(request_into(dir / "read-only", "dtensor_policy_worker"),
+                                      dir / "told-read-only", read_only_mount(dir / "read-only"));
+  if (read_only.first == 99) {
+    std::fprintf(stderr,
+                 "read-only folder not checked: cannot mount a read-only tmpfs here "
+                 "(needs root and mount namespaces)\n");
+  } else {
+    EXPECT_EQ(read_only,
+              std::make_pair(2, "error: --output-dir='" + (dir / "read-only").string() +
+                                    "': the report's folder '" + (dir / "read-only").string() +
+                                    "' does not take a new file (Read-only file system); "
+                                    "expected a folder nsel and nsys can write to\n"));
+  }
+
+  const long name_max = pathconf(dir.c_str(), _PC_NAME_MAX);
+  const std::string long_worker = std::string(static_cast<size_t>(name_max) - 20, 'p') + "_policy";
+  const auto too_long = run_in_child(request_into(dir / "out", long_worker), dir / "told-long");
+  EXPECT_EQ(too_long.first, 2);
+  EXPECT_TRUE(too_long.second.starts_with("error: --worker='" + long_worker +
+                                          "': a file name in the report's folder would be "))
+      << too_long.second;
+  EXPECT_NE(too_long.second.find("more than the " + std::to_string(name_max) +
+                                 " its file system allows; expected a worker name of at most "),
+            std::string::npos)
+      << too_long.second;
+  EXPECT_EQ(std::count(too_long.second.begin(), too_long.second.end(), '\n'), 1);
+
+  EXPECT_FALSE(fs::exists(dir / "ran")) << "the program must not start";
   fs::remove_all(dir);
 }

@@ -27,6 +27,20 @@ inline constexpr std::string_view kManifestRunning = "running";    // nsys has n
 inline constexpr std::string_view kManifestComplete = "complete";  // .nsys-rep written
 inline constexpr std::string_view kManifestQdstrm = "qdstrm";      // only a .qdstrm was left
 inline constexpr std::string_view kManifestMissing = "missing";    // nsys wrote nothing
+// The capture was lost for a cause nsel saw (`reason` tells more; `qdstrm` where nsys left it):
+// the report's file system was full,
+inline constexpr std::string_view kManifestDiskFull = "disk_full";
+// the report's folder could not be written (read-only, removed, permissions),
+inline constexpr std::string_view kManifestNotWritable = "not_writable";
+// the report's name was taken by another file (an output name 'o' of the user's own),
+inline constexpr std::string_view kManifestNameTaken = "name_taken";
+// nsys did not finish within NSEL_STOP_TIMEOUT and was interrupted (and the program killed).
+inline constexpr std::string_view kManifestStopTimeout = "stop_timeout";
+
+// Every state a manifest may hold, in the order above.
+inline constexpr std::string_view kManifestStates[] = {
+    kManifestRunning,  kManifestComplete,    kManifestQdstrm,    kManifestMissing,
+    kManifestDiskFull, kManifestNotWritable, kManifestNameTaken, kManifestStopTimeout};
 
 struct Manifest {
   int version = kManifestVersion;
@@ -49,6 +63,9 @@ struct Manifest {
   std::string report;              // the report's path as nsys was told to write it
   std::string state = std::string(kManifestRunning);
   std::string reason;  // why the state is what it is, when that is not obvious
+  // Where nsys left the capture outside the report's folder (its .qdstrm in $TMPDIR, when it
+  // could not write the report), for `nsel recover`; nullopt when it left nothing there.
+  std::optional<std::string> qdstrm;
 
   bool operator==(const Manifest&) const = default;
 };
@@ -76,5 +93,17 @@ std::string manifest_node(const Manifest& manifest);
 
 // The manifest path for a report path: "x/<stem>.nsys-rep" -> "x/<stem>.nsel.json".
 std::filesystem::path manifest_path_for(const std::filesystem::path& report);
+
+// How many names a report may try when its own is taken: "<stem>.nsys-rep", then
+// "<stem>-2.nsys-rep" ... "<stem>-99.nsys-rep".
+inline constexpr int kReportNameVariants = 99;
+
+// "<stem>-<k>.nsys-rep" for "<stem>.nsys-rep": the k-th name of a report whose own is taken
+// (k = 1: its own name).
+std::filesystem::path report_name_variant(const std::filesystem::path& report, int k);
+
+// The files whose presence takes a report's name, so that no capture and no manifest is ever
+// written over another's: the report, its .qdstrm and its manifest.
+std::vector<std::filesystem::path> files_claiming_report_name(const std::filesystem::path& report);
 
 }  // namespace nsel

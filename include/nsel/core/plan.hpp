@@ -30,6 +30,11 @@ struct PlanRequest {
   // Several windows only: a word that keeps this launch's reports apart from those of other
   // processes of the same worker writing to the same folder (`nsel exec` uses its process id).
   std::string report_tag{};
+  // `nsel exec`: nsys writes a single report under a hidden name of this launch
+  // ("." + the contract's name + "." + report_tag), and the keeper gives it the contract's name
+  // (or the first free "-<k>" variant) once nsys has ended, so that two processes with the same
+  // process id (two PID namespaces, or an old run in the folder) never lose a capture.
+  bool claim_report_name = false;
 };
 
 // Several windows in one nsys session: nsys (capture-range-end=repeat) writes the k-th capture
@@ -49,7 +54,10 @@ struct WorkerPlan {
   std::vector<StepWindow> windows;     // every window; one report each when profiled
   ProcessIdentity identity;
   std::optional<RepeatedReports> repeated_reports;  // set when reports must be renamed
-  CaptureMode capture = CaptureMode::none;          // what the step controller will do
+  // With PlanRequest::claim_report_name: the -o value (nsys's syntax, %p for the process id) of
+  // the name the report gets once nsys has ended; options' "o" is then nsys's hidden name.
+  std::optional<std::string> report_output;
+  CaptureMode capture = CaptureMode::none;  // what the step controller will do
   NsysOptions options;
   std::vector<std::string> command;  // nsys profile ... PROGRAM ARGS, or PROGRAM ARGS
   // Variables the profiled program must see (NAME=value), so its step controller agrees with

@@ -2,8 +2,11 @@
 // atomically: temporary name, then rename).
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,24 +24,44 @@ struct WorkerPlan;
 std::filesystem::path expand_report_path(std::string_view output, long long pid,
                                          const std::filesystem::path& working_dir);
 
+// The longest file name nsel and nsys create in the report's folder for `plan` (its reports,
+// nsys's hidden and numbered names, manifests and their temporary names, `nsel recover`'s work
+// files), with the largest process id Linux gives: checked against the folder's NAME_MAX before
+// the program starts.
+std::string longest_file_name(const WorkerPlan& plan);
+
 // Keeps the manifest of one profiled process up to date while `nsel exec` supervises nsys.
-// Construction writes the first manifest (state "running"); a background thread finds the
-// profiled program among this process's descendants (nsys starts it through its launcher), and
-// then writes the manifest under the report's own name. finish() records the end.
+// Construction writes the first manifest (state "running") under a hidden pending name; a
+// background thread finds the profiled program among this process's descendants (nsys starts it
+// through its launcher), then claims the report's name by moving the pending manifest onto that
+// name's manifest in one rename that never replaces (a taken name, by the same process id from
+// another PID namespace or an old run, is passed over for "<stem>-<k>"). finish() records the
+// end, after giving nsys's report its claimed name.
 class ManifestRecorder {
  public:
-  // `output` is nsys's -o value; `manifest` holds everything known before the start.
-  ManifestRecorder(Manifest manifest, std::string output);
+  // `output` is nsys's -o value; `manifest` holds everything known before the start;
+  // `report_output`, when set, is the -o form of the name the report gets once nsys has ended
+  // (nsys writes `output`).
+  ManifestRecorder(Manifest manifest, std::string output,
+                   std::optional<std::string> report_output = std::nullopt);
   // For a profiled worker's plan: its worker, pattern, window and command, this process's
-  // description (host, node IP, rank variables, nsel's pid, start time) and the plan's -o value.
+  // description (host, node IP, rank variables, nsel's pid, start time), the plan's -o value,
+  // WorkerPlan::report_output, and the report's estimated size (to tell a full disk).
   explicit ManifestRecorder(const WorkerPlan& plan);
   ~ManifestRecorder();
   ManifestRecorder(const ManifestRecorder&) = delete;
   ManifestRecorder& operator=(const ManifestRecorder&) = delete;
 
-  // After nsys exited with `exit_status`: end time, exit status, and the state of the report
-  // found on disk. Never throws (a manifest must not change the worker's exit code).
-  void finish(int exit_status) noexcept;
+  // After nsys exited with `exit_status` (`stop_timed_out`: NSEL_STOP_TIMEOUT expired): the
+  // report moved to its claimed name, then end time, exit status, and the state of the report
+  // found on disk with its cause (kManifestStates; where nsys left its .qdstrm, when it could not
+  // import it). Returns the state. Never throws (a manifest must not change the worker's exit
+  // code by an exception).
+  std::string finish(int exit_status, bool stop_timed_out = false) noexcept;
+
+  // The manifest as last written, and where.
+  const Manifest& manifest() const;
+  std::filesystem::path path() const;
 
   // After finish(), for one nsys session that wrote one report per step window: one manifest
   // beside each window's report (its own window and path), in place of the session's own.

@@ -3,6 +3,8 @@
 // process group, and a SIGTERM to nsys itself loses the report.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <string>
@@ -10,14 +12,23 @@
 
 namespace nsel {
 
+// How nsys ended.
+struct SupervisionEnd {
+  // nsys's exit code (the program's; 128 + N for a signal N), or 128 + SIGKILL when the stop
+  // timeout expired and nsys or the program had to be ended by nsel.
+  int exit_code = 0;
+  bool stop_timed_out = false;  // NSEL_STOP_TIMEOUT expired: nsys was interrupted
+};
+
 struct SupervisionOptions {
   // How long nsys may take to finish the report once the program has ended or has been asked to
   // stop. Then nsys gets SIGINT, and kKillGrace later whatever is left gets SIGKILL.
   std::chrono::milliseconds stop_timeout{std::chrono::seconds(60)};
   // Run in the keeper, so that they happen even when the launcher is killed: once nsys has
-  // started, and once it has ended and its agents are gone (with the exit code).
-  std::function<void()> on_started;
-  std::function<void(int exit_code)> on_finished;
+  // started (with its process id), and once it has ended and its agents are gone; on_finished
+  // returns the exit code to pass on (a lost capture may turn a 0 into a failure).
+  std::function<void(pid_t nsys)> on_started;
+  std::function<int(const SupervisionEnd& end)> on_finished;
 };
 
 inline constexpr std::chrono::seconds kKillGrace{5};

@@ -40,10 +40,13 @@ struct Recovery {
   std::string message;  // what happened, one line
 };
 
-// Converts `qdstrm` into <stem>.nsys-rep. The importer works on a copy under a hidden name and
-// its report is renamed into place only when complete, so a failure changes nothing; the
-// .qdstrm is removed after success unless `keep_qdstrm`. An existing report is never replaced.
+// Converts `qdstrm` into <stem>.nsys-rep, or into `report` when given (the report a manifest
+// names, for the .qdstrm nsys left in $TMPDIR; copied across file systems). The importer works
+// on a copy under a hidden name and its report is linked into place only when complete, so a
+// failure changes nothing; the .qdstrm is removed after success unless `keep_qdstrm`. An
+// existing report is never replaced.
 Recovery recover_qdstrm(const std::filesystem::path& qdstrm, const std::filesystem::path& importer,
-                        bool keep_qdstrm = false);
+                        bool keep_qdstrm = false,
+                        const std::optional<std::filesystem::path>& report = std::nullopt);
 
 }  // namespace nsel

@@ -40,6 +40,10 @@ struct WorkerLaunch {
 // with 2023.4, 1 s in none of 5.
 inline constexpr std::chrono::milliseconds kStopHandover{1500};
 
+// nsel exec's exit code when the program exited 0 but its capture was lost for a cause nsel saw
+// (the manifest's state: disk_full, not_writable, name_taken, stop_timeout, qdstrm).
+inline constexpr int kCaptureLostExitCode = 1;
+
 // Validates the request and the settings before anything starts (nsel::Error, exit code 2), and
 // plans once: a selected worker needs a usable nsys (nsel::Error, exit code 127, unless
 // NSEL_ALLOW_UNPROFILED=1 lets it run bare) and the node's capture mode; an unselected one
