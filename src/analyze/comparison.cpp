@@ -3,6 +3,8 @@
 
 #include "nsel/analyze/comparison.hpp"
 
+#include "analyze/duration_stats.hpp"
+
 namespace nsel {
 
 StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
@@ -13,13 +15,14 @@ StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
   std::map<long long, std::vector<std::optional<long long>>> communication_by_step;
   for (std::size_t p = 0; p < processes.size(); ++p) {
     for (const StepSummary& s : processes[p].steps) {
+      if (s.cut) continue;  // its length is not the step's
       auto& row = by_step[s.step];
       row.resize(processes.size());
       // A step number seen twice in one process (a restarted loop) counts with its total time.
-      row[p] = row[p].value_or(0) + s.duration_ns();
+      row[p] = analyze::add_ns(row[p].value_or(0), s.duration_ns());
       auto& talk = communication_by_step[s.step];
       talk.resize(processes.size());
-      if (s.communication_ns) talk[p] = talk[p].value_or(0) + *s.communication_ns;
+      if (s.communication_ns) talk[p] = analyze::add_ns(talk[p].value_or(0), *s.communication_ns);
     }
   }
   for (auto& [step, durations] : by_step) {

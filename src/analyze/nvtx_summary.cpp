@@ -44,7 +44,10 @@ struct TextKey {
 };
 struct TextKeyHash {
   std::size_t operator()(const TextKey& k) const {
-    return std::hash<long long>()(k.domain * 1000003 + k.pid) ^ (std::size_t{k.text} << 1);
+    // Unsigned: an export's domain and thread ids may be any 64-bit values.
+    const unsigned long long mixed = static_cast<unsigned long long>(k.domain) * 1000003ULL +
+                                     static_cast<unsigned long long>(k.pid);
+    return std::hash<unsigned long long>()(mixed) ^ (std::size_t{k.text} << 1);
   }
 };
 struct TextHash {
@@ -150,7 +153,7 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
 
   std::uint32_t last_text_index = UINT32_MAX;
   const auto text_index = [&](const RowValues& r) -> std::uint32_t {
-    if (r.type(3) == SQLITE_INTEGER) {
+    if (!r.is_null(3)) {
       const long long id = r.integer(3);
       const auto found = text_of_id.find(id);
       if (found != text_of_id.end()) return found->second;
@@ -167,7 +170,7 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
     const auto found = text_of_string.find(text);
     if (found != text_of_string.end()) return last_text_index = found->second;
     const auto index = static_cast<std::uint32_t>(scan.texts.size());
-    scan.texts.emplace_back(text);
+    scan.texts.push_back(valid_utf8(text));
     text_of_string.emplace(std::string(text), index);
     return last_text_index = index;
   };
@@ -175,7 +178,7 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
   std::uint32_t last_key = UINT32_MAX;
   const auto key_of_row = [&](const RowValues& rows, long long pid) {
     const std::uint32_t text = text_index(rows);
-    const long long domain = rows.type(4) == SQLITE_NULL ? -1 : rows.integer(4);
+    const long long domain = rows.integer_or(4, -1);
     const TextKey text_key{domain, pid, text};
     if (!(text_key == last_text_key) || last_key == UINT32_MAX) {
       const auto [it, inserted] =
@@ -199,14 +202,16 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
                                            column_or_null(columns, "text")};
 
   const auto row = [&](const RowValues& rows) {
-    const long long start = rows.integer(0);
-    const bool open = rows.type(1) == SQLITE_NULL;
-    const long long end = open ? LLONG_MAX : rows.integer(1);
-    const long long type = rows.integer(2);
-    scan.last_time = std::max(scan.last_time, open ? start : std::max(start, end));
-    const long long tid = rows.integer(5);
-    const RowOrder order{start, end, rows.type(5) == SQLITE_NULL ? LLONG_MIN : tid,
-                         rows.type(3) == SQLITE_NULL ? LLONG_MIN : rows.integer(3)};
+    // Every value is checked (type, range, end not before start): the sorted re-read and the
+    // sums below rely on whole numbers within kLatestTime.
+    const long long start = rows.time(0);
+    const bool open = rows.is_null(1);
+    const long long end = open ? LLONG_MAX : rows.end_time(1, start);
+    const long long type = rows.integer_or(2, 0);
+    scan.last_time = std::max(scan.last_time, open ? start : end);
+    const long long tid = rows.integer_or(5, 0);
+    const RowOrder order{start, end, rows.is_null(5) ? LLONG_MIN : tid,
+                         rows.integer_or(3, LLONG_MIN)};
     // Rows in start order; ties in RowOrder's order only on one thread, where they nest.
     if (!scan.any) {
       scan.first_row = order;
@@ -218,7 +223,7 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
     const long long pid = tid & kPidBits;
     if (type == kNvtxDomainCreate) {
       // The earliest creation names the domain, as nvtxppsum takes it.
-      scan.domains.try_emplace({rows.integer(4), pid}, start, std::string(rows.text(6)));
+      scan.domains.try_emplace({rows.integer_or(4, -1), pid}, start, valid_utf8(rows.text(6)));
       return;
     }
     const bool push_pop = type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
@@ -229,7 +234,7 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
     if (step_of_key[key]) {
       step_index = static_cast<int>(scan.steps.size());
       scan.steps.push_back({*step_of_key[key],
-                            rows.type(5) == SQLITE_NULL ? std::nullopt : std::optional(tid),
+                            rows.is_null(5) ? std::nullopt : std::optional(tid),
                             start,
                             open ? std::nullopt : std::optional(end),
                             {},
@@ -258,7 +263,8 @@ void scan_chunk(const fs::path& file, long long first, long long last, bool afte
       if (open) {
         step.open_shares.emplace_back(key, start);
       } else {
-        step.shares.try_emplace(key, 0, start).first->second.first += end - start;
+        long long& ns = step.shares.try_emplace(key, 0, start).first->second.first;
+        ns = add_ns(ns, end - start);
       }
     }
     stack->push_back({end, step_index});
@@ -296,7 +302,7 @@ void add_share(std::vector<RangeShare>& shares, const std::string& name, long lo
   if (same == shares.end()) {
     shares.push_back({name, ns, start});
   } else {
-    same->ns += ns;
+    same->ns = add_ns(same->ns, ns);
     same->first_start_ns = std::min(same->first_start_ns, start);
   }
 }
@@ -374,11 +380,18 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
     if (e) std::rethrow_exception(e);
   }
   for (std::size_t c = 0; c < chunks.size(); ++c) {
-    if (chunks[c].out_of_order) return std::nullopt;
-    if (c > 0 && chunks[c].any && chunks[c - 1].any &&
-        chunks[c].first_row.start < chunks[c - 1].last_row.start) {
-      return std::nullopt;
+    const bool unordered =
+        chunks[c].out_of_order || (c > 0 && chunks[c].any && chunks[c - 1].any &&
+                                   chunks[c].first_row.start < chunks[c - 1].last_row.start);
+    if (!unordered) continue;
+    // SQLite's order of checked whole numbers is ours: never seen, but never a crash either.
+    if (sorted) {
+      throw Error(quote(file.string()) +
+                      ": not a readable Nsight Systems export: NVTX_EVENTS rows cannot be put "
+                      "in start order",
+                  1);
     }
+    return std::nullopt;
   }
 
   // Names: "<domain>:<text>" for ranges of a named domain, else the text, as nvtxppsum.
@@ -418,8 +431,8 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
       if (orphan.end == LLONG_MAX) {
         step.open_shares.emplace_back(orphan.key, orphan.start);
       } else {
-        step.shares.try_emplace(orphan.key, 0, orphan.start).first->second.first +=
-            orphan.end - orphan.start;
+        long long& ns = step.shares.try_emplace(orphan.key, 0, orphan.start).first->second.first;
+        ns = add_ns(ns, orphan.end - orphan.start);
       }
     });
     for (const auto& [index, found] : adopted) {
@@ -432,6 +445,7 @@ std::optional<NvtxSummary> summarize_nvtx(const fs::path& file, const Database& 
       if (found.tid) step.global_pid = *found.tid & kProcessOfTid;
       step.start_ns = found.start;
       step.end_ns = found.end.value_or(last_time);
+      step.cut = !found.end.has_value();
       add_shares(step.shares, found, names[c], last_time);
       out.steps.push_back(std::move(step));
     }

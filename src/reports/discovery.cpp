@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -79,11 +80,16 @@ struct Entry {
   bool regular = false;
 };
 
-// readdir with d_type: no stat for the common case.
-std::vector<Entry> list_folder(const fs::path& folder) {
+// readdir with d_type: no stat for the common case. `error`: the system's errno when the folder
+// cannot be opened (0 when it was read).
+std::vector<Entry> list_folder(const fs::path& folder, int& error) {
   std::vector<Entry> entries;
+  error = 0;
   DIR* dir = ::opendir(folder.c_str());
-  if (dir == nullptr) return entries;
+  if (dir == nullptr) {
+    error = errno;
+    return entries;
+  }
   while (const dirent* d = ::readdir(dir)) {
     const std::string_view name = d->d_name;
     if (name == "." || name == "..") continue;
@@ -126,7 +132,12 @@ class Walker {
 
   void walk(const fs::path& folder, Context context, int depth) {
     if (depth > options_.max_depth) return;
-    const std::vector<Entry> entries = list_folder(folder);
+    int error = 0;
+    const std::vector<Entry> entries = list_folder(folder, error);
+    if (error != 0) {
+      note_unreadable(context, folder, error);
+      return;
+    }
     std::vector<std::string> sessions;
     const Entry* latest = nullptr;
     bool has_report_files = false;
@@ -135,7 +146,7 @@ class Walker {
         latest = &entry;
       } else if (is_ray_session_name(entry.name) && (entry.directory || entry.symlink)) {
         sessions.push_back(entry.name);
-      } else if (entry.regular &&
+      } else if ((entry.regular || entry.symlink) &&
                  (entry.name.ends_with(kReportSuffix) || entry.name.ends_with(kQdstrmSuffix) ||
                   entry.name.ends_with(kManifestSuffix))) {
         has_report_files = true;
@@ -152,10 +163,11 @@ class Walker {
     if (latest != nullptr) check_latest(folder, *latest, sessions, session_context);
 
     for (const Entry& entry : entries) {
-      // Sessions are done above; hidden folders are nsel's own (or not reports); links are
-      // not followed, so that no folder is searched twice and no loop is possible.
-      if (!entry.directory || entry.name.front() == '.' || is_ray_session_name(entry.name) ||
-          entry.name == "session_latest") {
+      // Sessions are done above; links to folders are not followed, so that no folder is
+      // searched twice and no loop is possible (as `nsel report` walks). Hidden folders are
+      // searched (a worker may be named so), but for nsel sync's state.
+      if (!entry.directory || entry.name == reports_detail::kSyncStateFolder ||
+          is_ray_session_name(entry.name) || entry.name == "session_latest") {
         continue;
       }
       Context child = context;
@@ -174,6 +186,7 @@ class Walker {
 
   void scan_session(const fs::path& session_folder, const std::string& name, Context context) {
     ++out_.sessions;
+    out_.session_folders.push_back({context.root, session_folder, name});
     context.session = name;
     const fs::path nsight = session_folder / "logs" / "nsight";
     scan_reports(nsight, context);
@@ -182,6 +195,15 @@ class Walker {
  private:
   void note(const Context& context, const fs::path& path, std::string kind, std::string message) {
     out_.notes.push_back({context.root, path.string(), std::move(kind), std::move(message)});
+  }
+
+  // A folder that may hold reports but cannot be read is told, never passed over: its reports
+  // would be a silent loss. One that does not exist (a session without logs/nsight) is not.
+  void note_unreadable(const Context& context, const fs::path& folder, int error) {
+    if (error == ENOENT || error == ENOTDIR) return;
+    note(context, folder, std::string(kUnreadableFolderNote),
+         "cannot read " + quote(folder.string()) + ": " + std::strerror(error) +
+             "; any reports in it are not counted");
   }
 
   void check_latest(const fs::path& folder, const Entry& latest,
@@ -235,11 +257,15 @@ class Walker {
     }
   }
 
-  std::optional<FileInfo> file_info(int dir_fd, const std::string& name) {
+  // Follows links: a linked report is a report (found once, see discover_reports). `error`:
+  // errno when the file cannot be looked at (not for a dangling link).
+  std::optional<FileInfo> file_info(int dir_fd, const std::string& name, int& error) {
     struct stat st {};
-    if (::fstatat(dir_fd, name.c_str(), &st, 0) != 0 || !S_ISREG(st.st_mode)) {
+    if (::fstatat(dir_fd, name.c_str(), &st, 0) != 0) {
+      if (errno != ENOENT) error = errno;
       return std::nullopt;
     }
+    if (!S_ISREG(st.st_mode)) return std::nullopt;
     FileInfo info;
     info.bytes = static_cast<std::uintmax_t>(st.st_size);
     info.modified = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
@@ -249,16 +275,24 @@ class Walker {
 
   void scan_reports(const fs::path& folder, const Context& context) {
     const int dir_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd < 0) return;
+    if (dir_fd < 0) {
+      note_unreadable(context, folder, errno);
+      return;
+    }
     std::map<std::string, FileInfo> reports;  // by stem
     std::map<std::string, FileInfo> qdstrms;
     std::map<std::string, std::pair<Manifest, fs::path>> manifests;
     std::vector<long long> worker_processes;
-    for (const Entry& entry : list_folder(folder)) {
-      if (!entry.regular) continue;
+    int error = 0;
+    const std::vector<Entry> entries = list_folder(folder, error);
+    if (error != 0) note_unreadable(context, folder, error);
+    int file_error = 0;  // a file that could not be looked at (a folder without search right)
+    for (const Entry& entry : entries) {
+      if (!entry.regular && !entry.symlink) continue;
       const std::string& name = entry.name;
-      if (name.ends_with(kReportSuffix) && name.front() != '.') {
-        if (auto info = file_info(dir_fd, name)) {
+      if (reports_detail::is_nsel_temporary(name)) continue;
+      if (name.ends_with(kReportSuffix)) {
+        if (auto info = file_info(dir_fd, name, file_error)) {
           const std::string stem = name.substr(0, name.size() - kReportSuffix.size());
           reports[stem] = *info;
           if (const auto parsed = parse_report_file_name(name);
@@ -266,8 +300,8 @@ class Walker {
             worker_processes.push_back(parsed->pid);
           }
         }
-      } else if (name.ends_with(kQdstrmSuffix) && name.front() != '.') {
-        if (auto info = file_info(dir_fd, name)) {
+      } else if (name.ends_with(kQdstrmSuffix)) {
+        if (auto info = file_info(dir_fd, name, file_error)) {
           qdstrms[name.substr(0, name.size() - kQdstrmSuffix.size())] = *info;
         }
       } else if (name.ends_with(kManifestSuffix)) {
@@ -275,6 +309,7 @@ class Walker {
       }
     }
     ::close(dir_fd);
+    if (file_error != 0) note_unreadable(context, folder, file_error);
     std::sort(worker_processes.begin(), worker_processes.end());
 
     std::set<std::string> stems;
@@ -349,7 +384,7 @@ class Walker {
       // The manifest's own name gives the stem; a pending one (pid not yet known) has none.
       std::string name = path.filename().string();
       std::string stem = name.substr(0, name.size() - kManifestSuffix.size());
-      if (name.front() == '.') stem = name;
+      if (m.pid == 0) stem = name;  // ".<worker>-pending-<nsel pid>.nsel.json"
       manifests[stem] = {std::move(m), path};
     } catch (const Error& e) {
       note(context, path, "bad_manifest", e.what());
@@ -422,6 +457,38 @@ class Walker {
   Discovery& out_;
 };
 
+// A report reached by a link and by its own name (or by two links) is one report: the one under
+// its own name is kept, as `nsel report` counts each file once.
+void count_linked_reports_once(Discovery& out) {
+  std::map<std::pair<dev_t, ino_t>, std::size_t> seen;  // file -> index of the one kept
+  std::vector<bool> drop(out.reports.size(), false);
+  const auto is_link = [](const fs::path& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+  };
+  for (std::size_t i = 0; i < out.reports.size(); ++i) {
+    struct stat st {};
+    if (::stat(out.reports[i].path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const auto [at, fresh] = seen.try_emplace({st.st_dev, st.st_ino}, i);
+    if (fresh) continue;
+    std::size_t keep = at->second;
+    std::size_t other = i;
+    if (is_link(out.reports[keep].path) && !is_link(out.reports[i].path)) std::swap(keep, other);
+    at->second = keep;
+    drop[other] = true;
+    out.notes.push_back({out.reports[other].root, out.reports[other].path.string(), "linked_report",
+                         quote(out.reports[other].path.string()) + " is the same file as " +
+                             quote(out.reports[keep].path.string()) + "; counted once"});
+  }
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < out.reports.size(); ++i) {
+    if (drop[i]) continue;
+    if (next != i) out.reports[next] = std::move(out.reports[i]);  // never onto itself
+    ++next;
+  }
+  out.reports.resize(next);
+}
+
 std::string local_host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -438,7 +505,15 @@ Discovery discover_reports(const std::vector<fs::path>& roots, const DiscoveryOp
   std::set<std::string> seen;
   for (const fs::path& root : roots) {
     std::error_code ec;
-    if (!fs::is_directory(root, ec)) continue;
+    if (!fs::is_directory(root, ec)) {
+      // A missing root is searched in vain; one that cannot be looked at is told.
+      if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+        out.notes.push_back({root.string(), root.string(), std::string(kUnreadableFolderNote),
+                             "cannot read " + quote(root.string()) + ": " + ec.message() +
+                                 "; any reports in it are not counted"});
+      }
+      continue;
+    }
     const std::string canonical = fs::weakly_canonical(root, ec).string();
     if (!seen.insert(canonical).second) continue;  // the same folder given twice
     out.roots.push_back(root.string());
@@ -463,6 +538,7 @@ Discovery discover_reports(const std::vector<fs::path>& roots, const DiscoveryOp
     }
     walker.walk(root, context, 0);
   }
+  count_linked_reports_once(out);
   std::sort(out.reports.begin(), out.reports.end(), [](const FoundReport& a, const FoundReport& b) {
     return std::tie(a.root, a.job, a.node, a.session, a.worker, a.rank, a.pid, a.path) <
            std::tie(b.root, b.job, b.node, b.session, b.worker, b.rank, b.pid, b.path);

@@ -68,6 +68,23 @@ std::string ray_session_name(std::chrono::system_clock::time_point when, long lo
   return std::string("session_") + stamp + "_" + micro_text + "_" + std::to_string(pid);
 }
 
+std::optional<std::string> ray_session_start_text(std::string_view name) {
+  if (!is_ray_session_name(name)) return std::nullopt;
+  // "YYYY-MM-DD_HH-MM-SS": 19 characters after "session_".
+  const std::string_view stamp = name.substr(8);
+  constexpr std::string_view kForm = "dddd-dd-dd_dd-dd-dd";
+  if (stamp.size() < kForm.size()) return std::nullopt;
+  for (std::size_t i = 0; i < kForm.size(); ++i) {
+    const bool digit = stamp[i] >= '0' && stamp[i] <= '9';
+    if (kForm[i] == 'd' ? !digit : stamp[i] != kForm[i]) return std::nullopt;
+  }
+  std::string text(stamp.substr(0, kForm.size()));
+  text[10] = ' ';
+  text[13] = ':';
+  text[16] = ':';
+  return text;
+}
+
 std::filesystem::path create_ray_session(const std::filesystem::path& root,
                                          std::chrono::system_clock::time_point when,
                                          long long pid) {

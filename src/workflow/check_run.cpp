@@ -11,7 +11,9 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
 #include "nsel/core/step_window.hpp"
+#include "nsel/reports/layout.hpp"
 #include "nsel/sys/files.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -109,6 +111,15 @@ bool is_pending(Verdict verdict) {
   return verdict == Verdict::writing;
 }
 
+namespace {
+
+bool capture_lost_for_a_known_cause(std::string_view state) {
+  return state == kManifestDiskFull || state == kManifestNotWritable ||
+         state == kManifestNameTaken || state == kManifestStopTimeout;
+}
+
+}  // namespace
+
 CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSteps>& held) {
   CheckedReport c;
   c.found = found;
@@ -135,7 +146,12 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
       c.reason = found.reason;
       return c;
     case ReportState::missing:
-      if (manifest && manifest->pid == 0) {
+      if (manifest && capture_lost_for_a_known_cause(manifest->state)) {
+        // nsel saw why (full disk, folder not writable, name taken, stop timeout): the
+        // manifest's reason says so, and where nsys left the capture.
+        c.verdict = Verdict::missing;
+        c.reason = manifest->state + ": " + found.reason;
+      } else if (manifest && manifest->pid == 0) {
         c.verdict = Verdict::never_started;
         c.reason = "the program never started under nsys: " + found.reason;
       } else if (signal) {
@@ -156,17 +172,30 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
   }
   if (!held) return c;  // the file is fine; its steps were not read
   c.steps = held->steps;
+  c.cut_steps = held->cut;
   const std::vector<long long>* steps = &held->steps;
+  // A step cut by the end of capture is not counted as held; the reason names it.
+  const std::string cut = held->cut.empty() ? ""
+                          : held->cut.size() == 1
+                              ? "step " + steps_text(held->cut) + " was cut short (left out)"
+                              : "steps " + steps_text(held->cut) + " were cut short (left out)";
   if (steps->empty()) {
     const bool nvtx_capture =
         manifest && std::find(manifest->command.begin(), manifest->command.end(),
                               "--capture-range=nvtx") != manifest->command.end();
-    if (signal) {
+    if (signal && !cut.empty()) {
+      c.verdict = Verdict::killed_in_window;
+      c.reason = "holds no whole step: " + killed_text(*signal, *c.exit_status) +
+                 " inside its window: " + cut;
+    } else if (signal) {
       // Seen with Nsight Systems 2022.4: a program killed inside its window leaves a report
       // without the NVTX ranges it had buffered, its finished steps included.
       c.verdict = Verdict::killed_in_window;
       c.reason = "holds no step: " + killed_text(*signal, *c.exit_status) +
                  " inside its window, so the ranges it had recorded were lost";
+    } else if (!cut.empty()) {
+      c.verdict = Verdict::window_not_reached;
+      c.reason = "holds no whole step: " + cut;
     } else if (nvtx_capture && !held->any_nvtx) {
       // Seen with Nsight Systems 2022.4 in 3 of 12 single runs here: the report is written, but
       // without any NVTX event, not even the capture range that opened it.
@@ -183,20 +212,48 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
     if (!std::binary_search(steps->begin(), steps->end(), step)) lacking.push_back(step);
   }
   const std::string holds = "holds steps " + steps_text(*steps);
+  const std::string and_cut = cut.empty() ? "" : "; " + cut;
   if (lacking.empty()) {
-    c.reason = holds;
+    c.reason = holds + and_cut;
     return c;
   }
   const std::string of = c.window_steps.empty() ? "" : " of " + steps_text(c.window_steps);
+  // The last step of the window the report holds, when the steps after it are all it lacks.
+  std::optional<long long> last_held;
+  for (long long step : c.window_steps) {
+    if (std::binary_search(steps->begin(), steps->end(), step)) last_held = step;
+  }
+  const bool stopped_after_last = last_held && lacking.front() == *last_held + 1 &&
+                                  lacking.back() > *last_held &&
+                                  std::all_of(lacking.begin(), lacking.end(),
+                                              [&](long long step) { return step > *last_held; });
+  const bool in_cut_step = std::binary_search(held->cut.begin(), held->cut.end(), lacking.front());
   if (signal) {
     c.verdict = Verdict::killed_in_window;
-    c.reason = holds + of + ": " + killed_text(*signal, *c.exit_status) + " before step " +
-               std::to_string(lacking.front());
+    c.reason = holds + of + ": " + killed_text(*signal, *c.exit_status) +
+               (in_cut_step ? " in step " : " before step ") + std::to_string(lacking.front()) +
+               and_cut;
+  } else if (c.exit_status == 0 && stopped_after_last) {
+    // A job may end before its window does (a window of 3:10 and 5 steps): a normal run.
+    c.reason = holds + of + ": ended cleanly (exit status 0) after step " +
+               std::to_string(*last_held) + ", inside " + window + and_cut;
+  } else if (c.exit_status && *c.exit_status != 0) {
+    c.verdict = Verdict::window_not_reached;
+    c.reason = holds + of + ": the program failed (exit status " + std::to_string(*c.exit_status) +
+               ") before step " + std::to_string(lacking.front()) + and_cut;
   } else {
     c.verdict = Verdict::window_not_reached;
-    c.reason = holds + of + ": the program ended before step " + std::to_string(lacking.front());
+    c.reason =
+        holds + of + ": the program ended before step " + std::to_string(lacking.front()) + and_cut;
   }
   return c;
+}
+
+bool stopped_by_signal(const fs::path& report) {
+  FoundReport found;
+  found.manifest = manifest_path_for(report);
+  const std::optional<Manifest> manifest = read_manifest(found);
+  return manifest && signal_of(manifest->exit_status).has_value();
 }
 
 std::size_t RunCheck::count(Verdict verdict) const {
@@ -205,8 +262,16 @@ std::size_t RunCheck::count(Verdict verdict) const {
                     [verdict](const CheckedReport& r) { return r.verdict == verdict; }));
 }
 
+std::vector<std::string> RunCheck::unreadable_folders() const {
+  std::vector<std::string> folders;
+  for (const DiscoveryNote& note : notes) {
+    if (note.kind == kUnreadableFolderNote) folders.push_back(note.path);
+  }
+  return folders;
+}
+
 int RunCheck::exit_code() const {
-  if (reports.empty() || never_started > 0) return 1;
+  if (reports.empty() || never_started > 0 || !unreadable_folders().empty()) return 1;
   if (expected && static_cast<long long>(processes) != *expected) return 1;
   bool pending = false;
   for (const CheckedReport& r : reports) {
@@ -233,21 +298,48 @@ RunCheck check_run(const CheckRequest& request) {
   out.sessions = found.sessions;
   out.expected = request.expect;
   std::vector<FoundReport> reports = std::move(found.reports);
-  // Without roots, "the run" is the newest session (Ray's names sort by their start time).
+  // Without roots, "the run" is the newest session (Ray's names sort by their start time),
+  // whether it left reports or not: an older session is never judged in its place.
   if (request.roots.empty()) {
-    for (const FoundReport& r : reports) out.session = std::max(out.session, r.session);
-    if (!out.session.empty()) {
-      std::erase_if(reports, [&](const FoundReport& r) { return r.session != out.session; });
+    const FoundSession* newest = nullptr;
+    for (const FoundSession& session : found.session_folders) {
+      if (!is_ray_session_name(session.name)) continue;  // a copied session_latest
+      if (newest == nullptr || session.name > newest->name) newest = &session;
+    }
+    if (newest != nullptr) {
+      out.session = newest->name;
+      out.session_path = newest->path;
+      out.session_started = ray_session_start_text(newest->name).value_or("");
+      std::erase_if(reports, [&](const FoundReport& r) {
+        return r.session != newest->name || r.root != newest->root;
+      });
+      // What concerns another session (an unreadable folder in an older one) is not this run's.
+      const auto within = [](const std::string& path, const fs::path& folder) {
+        return path == folder.string() || path.starts_with(folder.string() + "/");
+      };
+      std::erase_if(out.notes, [&](const DiscoveryNote& note) {
+        if (within(note.path, newest->path)) return false;
+        return std::any_of(
+            found.session_folders.begin(), found.session_folders.end(),
+            [&](const FoundSession& other) { return within(note.path, other.path); });
+      });
       out.sessions = 1;
     }
   }
 
   const EnvLookup env = request.environment ? request.environment : EnvLookup(environment_variable);
   std::optional<ExportSettings> exports;
-  if (request.read_steps) {
-    if (const auto nsys = find_program("nsys", env("PATH").value_or(""))) {
+  const bool any_complete = std::any_of(reports.begin(), reports.end(), [](const FoundReport& r) {
+    return r.state == ReportState::complete;
+  });
+  if (request.read_steps && any_complete) {
+    // As `nsel report` chooses: each report by the nsys that can read it (its writer's version),
+    // not merely the first on PATH.
+    std::vector<NsysInstall> installs =
+        find_nsys_installs(env("NSEL_NSYS"), env("PATH").value_or(""));
+    if (!installs.empty()) {
       exports.emplace();
-      exports->nsys = *nsys;
+      exports->installs = std::move(installs);
       exports->cache_dir = default_export_cache_dir(env("XDG_CACHE_HOME"), env("HOME"));
       exports->exporting = request.exporting;
     }
@@ -258,15 +350,28 @@ RunCheck check_run(const CheckRequest& request) {
     std::string unreadable;
     if (request.read_steps && r.state == ReportState::complete) {
       if (!exports) {
-        unreadable = "nsys is not on PATH, so its steps cannot be read (--files-only skips them)";
+        unreadable =
+            "no Nsight Systems found (NSEL_NSYS, PATH, known locations), so its steps cannot be "
+            "read (--files-only skips them)";
       } else {
         try {
           const fs::path file = ensure_export(r.path, *exports).file;
           held.emplace();
-          for (const StepRange& s : read_step_ranges(file)) held->steps.push_back(s.step);
-          std::sort(held->steps.begin(), held->steps.end());
-          held->steps.erase(std::unique(held->steps.begin(), held->steps.end()), held->steps.end());
-          held->any_nvtx = !held->steps.empty() || export_has_nvtx(file);
+          // Stopped by a signal: nsys closed at teardown the step the program was in.
+          const std::optional<Manifest> manifest = read_manifest(r);
+          const bool stopped = manifest && signal_of(manifest->exit_status).has_value();
+          for (const StepRange& s : read_step_ranges(file, stopped)) {
+            (s.cut ? held->cut : held->steps).push_back(s.step);
+          }
+          for (std::vector<long long>* list : {&held->steps, &held->cut}) {
+            std::sort(list->begin(), list->end());
+            list->erase(std::unique(list->begin(), list->end()), list->end());
+          }
+          // A step number held whole once (a restarted loop) is held.
+          std::erase_if(held->cut, [&](long long step) {
+            return std::binary_search(held->steps.begin(), held->steps.end(), step);
+          });
+          held->any_nvtx = !held->steps.empty() || !held->cut.empty() || export_has_nvtx(file);
         } catch (const Error& e) {
           unreadable = e.what();
         }
@@ -278,9 +383,13 @@ RunCheck check_run(const CheckRequest& request) {
       checked.reason = unreadable;
     }
     // One process may leave several reports (one per window); a report of unknown process
-    // counts on its own.
-    processes.insert(
-        {r.root, r.node, r.session, r.pid != 0 ? std::to_string(r.pid) : r.path.string()});
+    // counts on its own. The launch tells apart two processes of one pid (two containers on
+    // one node each have their own pid namespace).
+    std::string process = r.pid != 0 ? std::to_string(r.pid) : r.path.string();
+    if (const std::optional<Manifest> m = read_manifest(r)) {
+      process += " " + std::to_string(m->nsel_pid) + " " + m->start_time;
+    }
+    processes.insert({r.root, r.node, r.session, process});
     out.reports.push_back(std::move(checked));
   }
   out.processes = processes.size();

@@ -16,6 +16,7 @@
 #include "nsel/reports/layout.hpp"
 #include "nsel/step/gpu_probe.hpp"
 #include "nsel/sys/host.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 #include "nsel/workflow/summarize_reports.hpp"
 
@@ -96,7 +97,7 @@ std::vector<DemoComputeStep> compute_per_step(const ReportSet& set) {
     for (const ProcessSummary& process : set.processes) {
       std::optional<long long> compute;
       for (const StepSummary& s : process.steps) {
-        if (s.step != across.step) continue;
+        if (s.step != across.step || s.cut) continue;  // a cut step's length is not its own
         long long wait = 0;
         for (const RangeShare& share : s.shares) {
           if (share.range == kWaitRange) wait += share.ns;
@@ -181,9 +182,12 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
                 1);
   }
   std::optional<ExportSettings> exports;
-  if (const auto nsys = find_program("nsys", environment_variable("PATH").value_or(""))) {
+  // Each report exported by the nsys that can read it, as `nsel report` and `nsel check` choose.
+  if (auto installs = find_nsys_installs(environment_variable("NSEL_NSYS"),
+                                         environment_variable("PATH").value_or(""));
+      !installs.empty()) {
     exports.emplace();
-    exports->nsys = *nsys;
+    exports->installs = std::move(installs);
     exports->cache_dir = default_export_cache_dir(environment_variable("XDG_CACHE_HOME"),
                                                   environment_variable("HOME"));
   }

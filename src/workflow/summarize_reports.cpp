@@ -7,11 +7,13 @@
 
 #include "nsel/analyze/comparison.hpp"
 #include "nsel/analyze/exports.hpp"
+#include "nsel/analyze/step_ranges.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/reports/report_files.hpp"
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
+#include "nsel/workflow/check_run.hpp"
 
 namespace nsel {
 
@@ -20,10 +22,14 @@ namespace fs = std::filesystem;
 ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& progress) {
   std::vector<fs::path> roots = request.paths;
   if (roots.empty()) roots.emplace_back("/tmp/ray");
-  const std::vector<fs::path> reports = find_report_files(roots, "PATH");
+  std::vector<UnreadableFolder> unreadable;
+  const std::vector<fs::path> reports = find_report_files(roots, "PATH", &unreadable);
   if (reports.empty()) {
     std::string where;
     for (const fs::path& r : roots) where += (where.empty() ? "" : ", ") + quote(r.string());
+    for (const UnreadableFolder& u : unreadable) {
+      where += "; cannot read " + quote(u.folder.string()) + ": " + u.problem;
+    }
     throw Error("no reports (.nsys-rep) or exports (.sqlite) found under " + where, 1);
   }
 
@@ -48,6 +54,10 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
           1);
     }
   }
+  // SIGTERM or SIGINT while nsys exports: its children are ended and their temporary files
+  // removed, and nsel exits with 128 + the signal.
+  std::optional<StopCleanup> stop_cleanup;
+  if (needs_nsys) stop_cleanup.emplace();
   if (progress.found) progress.found(reports.size());
   export_settings.exporting = progress.exporting;
 
@@ -66,6 +76,10 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
       try {
         const ExportResult export_file = ensure_export(report, export_settings);
         ProcessSummary summary = summarize_export(export_file.file, summary_options);
+        // A stop signal: nsys closed at teardown the step the program was in (cut, not a step).
+        if (stopped_by_signal(report)) {
+          mark_cut_steps(summary.steps, read_step_ranges(export_file.file, true));
+        }
         summary.identity = identify_report(report);
         summary.report = report;
         summaries[i] = std::move(summary);
@@ -83,6 +97,12 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
   if (progress.all_read) progress.all_read();
 
   ReportSet set;
+  // A folder that could not be read may hold reports: told as a failure, never passed over.
+  for (const UnreadableFolder& u : unreadable) {
+    set.failures.push_back({u.folder, "cannot read the folder " + quote(u.folder.string()) + ": " +
+                                          u.problem + "; any reports in it are not counted"});
+    if (progress.failed) progress.failed(set.failures.back());
+  }
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (summaries[i]) set.processes.push_back(std::move(*summaries[i]));
     if (errors[i]) {

@@ -38,12 +38,36 @@ TEST(StepRanges, ReadsStepRangesByNameAndTextId) {
       "INSERT INTO NVTX_EVENTS VALUES (150, 160, 59, 'step 2 forward', NULL);"
       "INSERT INTO NVTX_EVENTS VALUES (500, NULL, 59, 'step 4', NULL);");
   const auto steps = nsel::read_step_ranges(path);
-  ASSERT_EQ(steps.size(), 2u);
+  ASSERT_EQ(steps.size(), 3u);
   EXPECT_EQ(steps[0].step, 2);
   EXPECT_EQ(steps[0].start_ns, 100);
   EXPECT_EQ(steps[1].step, 3);
   EXPECT_EQ(steps[1].end_ns, 400);
-  EXPECT_EQ(nsel::describe_steps(steps), "2-3 (2 steps)");
+  EXPECT_FALSE(steps[1].cut);
+  // Never closed: cut by the end of capture, ending at the export's last NVTX time.
+  EXPECT_EQ(steps[2].step, 4);
+  EXPECT_TRUE(steps[2].cut);
+  EXPECT_EQ(steps[2].end_ns, 500);
+  EXPECT_EQ(nsel::describe_steps(steps), "2-3 (2 steps), 4 cut");
+  fs::remove(path);
+}
+
+// A program stopped by a signal inside a step: nsys closes that step at teardown, with the
+// capture's other open ranges, at the capture's last NVTX time. Only then is such a step cut.
+TEST(StepRanges, AStepClosedAtTeardownAfterAStopIsCut) {
+  const fs::path path = make_export(
+      "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, "
+      "textId INTEGER);"
+      "INSERT INTO NVTX_EVENTS VALUES (90, 606, 60, 'nsel_capture', NULL);"
+      "INSERT INTO NVTX_EVENTS VALUES (100, 400, 59, 'step 2', NULL);"
+      "INSERT INTO NVTX_EVENTS VALUES (402, 606, 59, 'step 3', NULL);");
+  const auto stopped = nsel::read_step_ranges(path, true);
+  ASSERT_EQ(stopped.size(), 2u);
+  EXPECT_FALSE(stopped[0].cut);
+  EXPECT_TRUE(stopped[1].cut);
+  EXPECT_EQ(nsel::describe_steps(stopped), "2 (1 step), 3 cut");
+  const auto ended = nsel::read_step_ranges(path);  // a normal end: the step is whole
+  EXPECT_FALSE(ended[1].cut);
   fs::remove(path);
 }
 

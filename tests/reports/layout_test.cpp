@@ -44,3 +44,12 @@ TEST(RaySession, NameAndLatestLink) {
             second.parent_path().parent_path().filename());
   fs::remove_all(root);
 }
+
+// nsel check says when the session it judges began.
+TEST(RaySession, StartFromItsName) {
+  EXPECT_EQ(nsel::ray_session_start_text("session_2026-12-01_13-29-27_271611_12001"),
+            "2026-12-01 13:29:27");
+  EXPECT_FALSE(nsel::ray_session_start_text("session_latest"));
+  EXPECT_FALSE(nsel::ray_session_start_text("session_2026-12-01"));
+  EXPECT_FALSE(nsel::ray_session_start_text("session_2026-12-01_13:29:27_1_2"));
+}

@@ -53,7 +53,7 @@ class Judge : public ::testing::Test {
 }  // namespace
 
 TEST_F(Judge, EveryStepOfTheWindowIsOk) {
-  const auto c = nsel::judge_report(found_with(dir_, 0), HeldSteps{{2, 3, 4}, true});
+  const auto c = nsel::judge_report(found_with(dir_, 0), HeldSteps{{2, 3, 4}, true, {}});
   EXPECT_EQ(c.verdict, Verdict::ok);
   EXPECT_EQ(c.reason, "holds steps 2-4");
   EXPECT_EQ(c.window_steps, (std::vector<long long>{2, 3, 4}));
@@ -62,24 +62,55 @@ TEST_F(Judge, EveryStepOfTheWindowIsOk) {
 }
 
 TEST_F(Judge, LaterStepsMissingAfterASignalWereKilled) {
-  const auto c = nsel::judge_report(found_with(dir_, 137), HeldSteps{{2}, true});
+  const auto c = nsel::judge_report(found_with(dir_, 137), HeldSteps{{2}, true, {}});
   EXPECT_EQ(c.verdict, Verdict::killed_in_window);
   EXPECT_EQ(c.reason, "holds steps 2 of 2-4: killed by SIGKILL (exit status 137) before step 3");
-  EXPECT_EQ(nsel::judge_report(found_with(dir_, 143), HeldSteps{{}, false}).verdict,
+  EXPECT_EQ(nsel::judge_report(found_with(dir_, 143), HeldSteps{{}, false, {}}).verdict,
             Verdict::killed_in_window);
 }
 
-TEST_F(Judge, LaterStepsMissingAfterANormalEndWereNotReached) {
-  const auto c = nsel::judge_report(found_with(dir_, 0), HeldSteps{{2, 3}, true});
-  EXPECT_EQ(c.verdict, Verdict::window_not_reached);
-  EXPECT_EQ(c.reason, "holds steps 2-3 of 2-4: the program ended before step 4");
+// A window may outlive the job (NRL_NSYS_PROFILE_STEP_RANGE=3:10 with 5 steps): a job that ended
+// cleanly after the last step it held is a normal run, and the verdict says where it ended.
+TEST_F(Judge, AJobEndingCleanlyInsideItsWindowIsOk) {
+  const auto c = nsel::judge_report(found_with(dir_, 0), HeldSteps{{2, 3}, true, {}});
+  EXPECT_EQ(c.verdict, Verdict::ok);
+  EXPECT_EQ(c.reason,
+            "holds steps 2-3 of 2-4: ended cleanly (exit status 0) after step 3, inside its "
+            "window 2:5");
+}
+
+TEST_F(Judge, AJobFailingOrLosingAStepInsideItsWindowIsNot) {
+  const auto failed = nsel::judge_report(found_with(dir_, 1), HeldSteps{{2, 3}, true, {}});
+  EXPECT_EQ(failed.verdict, Verdict::window_not_reached);
+  EXPECT_EQ(failed.reason,
+            "holds steps 2-3 of 2-4: the program failed (exit status 1) before step 4");
+  // A step missing before the last one held was lost, not left behind by an early end.
+  const auto hole = nsel::judge_report(found_with(dir_, 0), HeldSteps{{2, 4}, true, {}});
+  EXPECT_EQ(hole.verdict, Verdict::window_not_reached);
+  EXPECT_EQ(hole.reason, "holds steps 2, 4 of 2-4: the program ended before step 3");
+}
+
+// A stop inside the window: nsys closed at teardown the step the program was in. That step is
+// cut, not held, even when it is the window's last (it was once counted, and the verdict ok).
+TEST_F(Judge, AStepCutByAStopIsNamedAndNotHeld) {
+  const auto c = nsel::judge_report(found_with(dir_, 130), HeldSteps{{2, 3}, true, {4}});
+  EXPECT_EQ(c.verdict, Verdict::killed_in_window);
+  EXPECT_EQ(c.reason,
+            "holds steps 2-3 of 2-4: killed by SIGINT (exit status 130) in step 4; step 4 was cut "
+            "short (left out)");
+  EXPECT_EQ(c.cut_steps, (std::vector<long long>{4}));
+  const auto first = nsel::judge_report(found_with(dir_, 143), HeldSteps{{}, true, {2}});
+  EXPECT_EQ(first.verdict, Verdict::killed_in_window);
+  EXPECT_EQ(first.reason,
+            "holds no whole step: killed by SIGTERM (exit status 143) inside its window: step 2 "
+            "was cut short (left out)");
 }
 
 TEST_F(Judge, NoNvtxAtAllUnderNvtxCaptureWasLost) {
-  const auto lost = nsel::judge_report(found_with(dir_, 0), HeldSteps{{}, false});
+  const auto lost = nsel::judge_report(found_with(dir_, 0), HeldSteps{{}, false, {}});
   EXPECT_EQ(lost.verdict, Verdict::lost_steps);
   // Other NVTX ranges but no "step <n>": the program does not name its steps; nothing to check.
-  const auto unnamed = nsel::judge_report(found_with(dir_, 0), HeldSteps{{}, true});
+  const auto unnamed = nsel::judge_report(found_with(dir_, 0), HeldSteps{{}, true, {}});
   EXPECT_EQ(unnamed.verdict, Verdict::ok);
   EXPECT_EQ(unnamed.reason, "holds no NVTX range named 'step <n>': its steps cannot be checked");
 }
@@ -102,4 +133,16 @@ TEST(RunCheckExit, ZeroOkOneWrongThreePendingOneForNothing) {
   empty.verdict = Verdict::empty;
   check.reports.push_back(empty);
   EXPECT_EQ(check.exit_code(), 1);
+}
+
+// A folder that could not be read may hold reports: never OK, even when every report found is.
+TEST(RunCheckExit, AnUnreadableFolderIsNeverOk) {
+  nsel::RunCheck check;
+  check.reports = {nsel::CheckedReport{}};
+  check.processes = 1;
+  check.notes.push_back({"/r", "/r/x", "stale_session_latest", "a note that changes nothing"});
+  EXPECT_EQ(check.exit_code(), 0);
+  check.notes.push_back({"/r", "/r/locked", std::string(nsel::kUnreadableFolderNote), "cannot"});
+  EXPECT_EQ(check.exit_code(), 1);
+  EXPECT_EQ(check.unreadable_folders(), std::vector<std::string>{"/r/locked"});
 }

@@ -82,6 +82,9 @@ struct StepSummary {
   long long start_ns = 0;
   long long end_ns = 0;
   long long duration_ns() const { return end_ns - start_ns; }
+  // Cut by the end of capture: its range was never closed (end_ns is then the report's last NVTX
+  // time), so its length is not the step's. Left out of step statistics.
+  bool cut = false;
   std::vector<RangeShare> shares;  // largest first
   // When the report has GPU activity: the union of kernel, memcpy and memset intervals inside
   // the step, on the devices of the process whose steps these are; idle is the rest of the step.

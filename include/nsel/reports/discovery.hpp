@@ -54,11 +54,23 @@ struct DiscoveryNote {
   std::string message;
 };
 
+// The kind of note for a folder that exists but cannot be read (permissions, I/O error): its
+// reports, if any, are not counted, so `nsel check` is never OK while one is noted.
+inline constexpr std::string_view kUnreadableFolderNote = "unreadable_folder";
+
+// A Ray session folder searched.
+struct FoundSession {
+  std::string root;
+  std::filesystem::path path;
+  std::string name;  // "session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<pid>", or "session_latest"
+};
+
 struct Discovery {
   std::vector<std::string> roots;    // the roots that exist and were searched
   std::vector<FoundReport> reports;  // sorted: root, job, node, session, worker, rank, pid, path
   std::vector<DiscoveryNote> notes;
-  std::size_t sessions = 0;  // distinct Ray sessions searched
+  std::size_t sessions = 0;                   // distinct Ray sessions searched
+  std::vector<FoundSession> session_folders;  // every session searched, reports or none
 };
 
 struct DiscoveryOptions {
@@ -68,7 +80,9 @@ struct DiscoveryOptions {
 };
 
 // Searches every root (a folder; a missing one is skipped). Never throws for a bad file: it
-// becomes a note.
+// becomes a note, as does a folder that cannot be read. Every report name counts, hidden or not,
+// but for nsel's own temporaries; links to files are followed (a file reached twice counts
+// once), links to folders only for sessions, as `nsel report` (find_report_files) does.
 Discovery discover_reports(const std::vector<std::filesystem::path>& roots,
                            const DiscoveryOptions& options = {});
 

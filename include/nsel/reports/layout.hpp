@@ -32,6 +32,11 @@ bool is_ray_session_name(std::string_view name);
 // "session_<YYYY-MM-DD_HH-MM-SS_ffffff>_<pid>", as Ray names its sessions (local time).
 std::string ray_session_name(std::chrono::system_clock::time_point when, long long pid);
 
+// When a session began, from its name: "session_2026-12-01_13-29-27_271611_12001" ->
+// "2026-12-01 13:29:27" (the local time of the machine that named it); nullopt for any other
+// name (session_latest, or one not in Ray's form).
+std::optional<std::string> ray_session_start_text(std::string_view name);
+
 // Creates <root>/<session>/logs/nsight/ and points <root>/session_latest at the session
 // (replaced atomically). Returns the nsight folder.
 std::filesystem::path create_ray_session(const std::filesystem::path& root,

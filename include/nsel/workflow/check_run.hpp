@@ -40,6 +40,9 @@ bool is_pending(Verdict verdict);
 struct HeldSteps {
   std::vector<long long> steps;
   bool any_nvtx = true;
+  // Steps cut by the end of capture (never closed, or closed by nsys at teardown after a stop
+  // signal): not whole, so not in `steps` (sorted, once each).
+  std::vector<long long> cut;
 };
 
 struct CheckedReport {
@@ -49,6 +52,7 @@ struct CheckedReport {
   std::optional<int> exit_status;  // the program's (128 + signal when killed), from the manifest
   std::vector<long long> window_steps;          // the steps the window asks for ([start, stop))
   std::optional<std::vector<long long>> steps;  // the steps the report holds, when it was read
+  std::vector<long long> cut_steps;             // steps cut by the end of capture (HeldSteps)
 };
 
 // The verdict on one found report from its state and its manifest (read again from
@@ -58,17 +62,22 @@ CheckedReport judge_report(const FoundReport& found,
                            const std::optional<HeldSteps>& held = std::nullopt);
 
 struct CheckRequest {
-  // Roots as `nsel ls` takes them. Empty: the newest session under default_report_roots().
+  // Roots as `nsel ls` takes them. Empty: the newest session under default_report_roots(),
+  // whether or not it left a report (an older one is never judged in its place).
   std::vector<std::filesystem::path> roots;
   std::optional<long long> expect;  // the number of selected processes the run should have
   bool read_steps = true;           // open complete reports (exports, cached) to check the steps
-  EnvLookup environment;            // PATH (for nsys), XDG_CACHE_HOME, HOME
+  // NSEL_NSYS and PATH (each report is exported by the nsys that can read it, as `nsel report`
+  // chooses), XDG_CACHE_HOME, HOME.
+  EnvLookup environment;
   std::function<void(const std::filesystem::path& report)> exporting;  // progress; may be empty
 };
 
 struct RunCheck {
-  std::vector<std::string> roots;  // searched
-  std::string session;             // the session checked when no root was given, else ""
+  std::vector<std::string> roots;      // searched
+  std::string session;                 // the session checked when no root was given, else ""
+  std::filesystem::path session_path;  // its folder
+  std::string session_started;         // "2026-12-01 13:29:27" (from its name), or ""
   std::size_t sessions = 0;
   std::vector<CheckedReport> reports;  // in `nsel ls`'s order
   std::size_t processes = 0;           // distinct selected processes (one per manifest's process)
@@ -77,10 +86,18 @@ struct RunCheck {
   std::vector<DiscoveryNote> notes;
 
   std::size_t count(Verdict verdict) const;
+  // The folders that could not be read (notes of kind kUnreadableFolderNote).
+  std::vector<std::string> unreadable_folders() const;
   // 0: every report ok (and as many processes as expected); 3: nothing wrong but some still
-  // being written or running; 1: any report missing or wrong, or none at all.
+  // being written or running; 1: any report missing or wrong, any folder that could not be
+  // read, or none at all.
   int exit_code() const;
 };
+
+// Whether the manifest beside `report` says its program was stopped by a signal (exit status
+// 128 + signal): nsys then closed at teardown the step it was in (read_step_ranges' `stopped`).
+// False without a readable manifest.
+bool stopped_by_signal(const std::filesystem::path& report);
 
 // Throws nsel::Error (exit code 2) for --expect below 1; a root that is not a folder is the
 // caller's to reject (as `nsel ls` does).

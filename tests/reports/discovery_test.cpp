@@ -1,0 +1,140 @@
+// Every finder sees the same reports: discover_reports (`nsel ls`, `nsel check`) and
+// find_report_files (`nsel report`, `nsel diff`) on hidden names, links and nsel's own
+// temporaries; and a folder that cannot be read is told, never passed over.
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "nsel/reports/discovery.hpp"
+#include "nsel/reports/report_files.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class Discover : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nsel-discovery-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(dir_ / "root" / "locked", fs::perms::owner_all, ec);
+    fs::remove_all(dir_);
+  }
+  // A finished report: big enough to hold a profile, last changed long ago.
+  static void report_at(const fs::path& path) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << std::string(8192, 'r');
+    fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::minutes(10));
+  }
+  fs::path dir_;
+};
+
+std::set<std::string> paths_of(const nsel::Discovery& found) {
+  std::set<std::string> paths;
+  for (const nsel::FoundReport& r : found.reports) paths.insert(r.path.string());
+  return paths;
+}
+
+std::set<std::string> paths_of(const std::vector<fs::path>& found) {
+  std::set<std::string> paths;
+  for (const fs::path& p : found) paths.insert(p.string());
+  return paths;
+}
+
+}  // namespace
+
+TEST_F(Discover, HiddenNamesAndLinkedReportsAreSeenByEveryFinder) {
+  const fs::path root = dir_ / "root";
+  report_at(root / "a" / ".hidden_worker_2:4_11.nsys-rep");  // a worker named ".hidden_worker"
+  report_at(root / ".dot-folder" / "dtensor_policy_worker_2:4_12.nsys-rep");
+  report_at(dir_ / "elsewhere" / "dtensor_policy_worker_2:4_13.nsys-rep");
+  fs::create_directories(root / "b");
+  fs::create_symlink(dir_ / "elsewhere" / "dtensor_policy_worker_2:4_13.nsys-rep",
+                     root / "b" / "dtensor_policy_worker_2:4_13.nsys-rep");  // a linked report
+  report_at(root / "c" / "dtensor_policy_worker_2:4_14.nsys-rep");
+  fs::create_symlink("dtensor_policy_worker_2:4_14.nsys-rep",
+                     root / "c" / "alias_2:4_15.nsys-rep");  // the same file twice: once
+  report_at(root / "a" / ".dtensor_policy_worker_2:4_16.nsel-recover-99.nsys-rep");  // nsel's own
+  // What nsys writes under `nsel exec` until the report gets its own name: nsel's own too.
+  report_at(root / "a" / ".dtensor_policy_worker_2:4_18.nsel4242-0a1b2c3d.nsys-rep");
+  fs::create_directories(root / "d");
+  fs::create_symlink(dir_ / "nowhere_2:4_17.nsys-rep", root / "d" / "gone_2:4_17.nsys-rep");
+
+  const nsel::Discovery found = nsel::discover_reports({root});
+  const std::set<std::string> expected = {
+      (root / "a" / ".hidden_worker_2:4_11.nsys-rep").string(),
+      (root / ".dot-folder" / "dtensor_policy_worker_2:4_12.nsys-rep").string(),
+      (root / "b" / "dtensor_policy_worker_2:4_13.nsys-rep").string(),
+      (root / "c" / "dtensor_policy_worker_2:4_14.nsys-rep").string()};
+  EXPECT_EQ(paths_of(found), expected);
+  EXPECT_EQ(paths_of(nsel::find_report_files({root})), expected);
+  for (const nsel::FoundReport& r : found.reports) {
+    EXPECT_EQ(r.state, nsel::ReportState::complete) << r.path << ": " << r.reason;
+    const std::string name = r.path.filename().string();
+    EXPECT_EQ(r.worker, name.starts_with(".hidden") ? ".hidden_worker" : "dtensor_policy_worker")
+        << name;
+    EXPECT_EQ(r.window, "2:4") << name;
+  }
+  EXPECT_TRUE(std::any_of(found.notes.begin(), found.notes.end(),
+                          [](const nsel::DiscoveryNote& n) { return n.kind == "linked_report"; }));
+}
+
+// As root, permission bits stop no read: the search runs in a child that has become `nobody`.
+TEST_F(Discover, AFolderThatCannotBeReadIsToldByEveryFinder) {
+  const fs::path root = dir_ / "root";
+  report_at(root / "ok" / "dtensor_policy_worker_2:4_21.nsys-rep");
+  report_at(root / "locked" / "dtensor_policy_worker_2:4_22.nsys-rep");
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(root / "locked", fs::perms::none);
+  int channel[2];
+  ASSERT_EQ(::pipe(channel), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(channel[0]);
+    if (::geteuid() == 0 &&
+        (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+         ::setresuid(65534, 65534, 65534) != 0)) {
+      ::_exit(90);
+    }
+    std::string text;
+    const nsel::Discovery found = nsel::discover_reports({root});
+    for (const nsel::FoundReport& r : found.reports) text += "report " + r.path.string() + "\n";
+    for (const nsel::DiscoveryNote& n : found.notes) text += n.kind + " " + n.path + "\n";
+    std::vector<nsel::UnreadableFolder> unreadable;
+    for (const fs::path& p : nsel::find_report_files({root}, "PATH", &unreadable)) {
+      text += "file " + p.string() + "\n";
+    }
+    for (const nsel::UnreadableFolder& u : unreadable) text += "unread " + u.folder.string() + "\n";
+    const bool sent =
+        ::write(channel[1], text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::_exit(sent ? 0 : 91);
+  }
+  ::close(channel[1]);
+  std::string said;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(channel[0], buffer, sizeof buffer)) > 0;) said.append(buffer, n);
+  ::close(channel[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 90) GTEST_SKIP() << "cannot become nobody (65534) here";
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const std::string ok = (root / "ok" / "dtensor_policy_worker_2:4_21.nsys-rep").string();
+  const std::string locked = (root / "locked").string();
+  EXPECT_EQ(said, "report " + ok + "\n" + std::string(nsel::kUnreadableFolderNote) + " " + locked +
+                      "\nfile " + ok + "\nunread " + locked + "\n");
+}
