@@ -190,6 +190,7 @@ struct StepValues {
 std::map<long long, StepValues> steps_of(const ProcessSummary& p) {
   std::map<long long, StepValues> out;
   for (const StepSummary& s : p.steps) {
+    if (s.cut) continue;  // cut by the end of capture: its length is not the step's
     const bool fresh = !out.count(s.step);
     StepValues& v = out[s.step];
     v.duration += static_cast<double>(s.duration_ns());
@@ -270,6 +271,28 @@ bool natural_less(const std::string& a, const std::string& b) {
 UnpairedProcess unpaired_of(const std::string& side, const std::string& key,
                             const ProcessSummary& p) {
   return {side, key, p.identity.label(), p.report};
+}
+
+// Why nothing was compared: the keys each side had, so that a wrong --pair-by or two runs of
+// different jobs show at once (rather than a blame on missing steps).
+std::string no_pair_reason(
+    const std::map<std::string, std::vector<const ProcessSummary*>>& baseline,
+    const std::map<std::string, std::vector<const ProcessSummary*>>& candidate,
+    const PairingRule& rule) {
+  const auto keys = [](const auto& by) {
+    std::string out;
+    std::size_t shown = 0;
+    for (const auto& [key, list] : by) {
+      if (shown++ == 3) {
+        out += ", ... (" + std::to_string(by.size()) + " keys in all)";
+        break;
+      }
+      out += (out.empty() ? "" : ", ") + quote(key);
+    }
+    return out.empty() ? std::string("no process") : out;
+  };
+  return "no process could be paired by " + pairing_rule_text(rule) + ": the baseline has " +
+         keys(baseline) + ", the candidate " + keys(candidate);
 }
 
 struct JobMetric {
@@ -563,6 +586,10 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
     return a.change.baseline_steps.median > b.change.baseline_steps.median;
   });
   out.metrics.insert(out.metrics.end(), ranges.begin(), ranges.end());
+  if (pairings.empty()) {
+    out.metrics.front().change.reason =
+        no_pair_reason(baseline_keys, candidate_keys, options.pairing);
+  }
 
   // Each pair against the job.
   const Change& job_step = out.metrics.front().change;
@@ -618,7 +645,8 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
 }
 
 bool gate_fails(const RunDiff& diff, double percent) {
-  if (diff.metrics.empty()) return false;
+  // Nothing compared is no evidence of "not slower".
+  if (diff.metrics.empty() || diff.pairs.empty()) return true;
   const Change& step = diff.step_time().change;
   return step.verdict == Verdict::slower && step.change_percent > percent;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nsel/core/error.hpp"
+#include "nsel/core/terminal_text.hpp"
 #include "nsel/sys/files.hpp"
 
 namespace nsel::analyze {
@@ -33,12 +34,24 @@ class Csv {
 };
 
 // Columns padded to their widest cell; the first `left` columns and the last (names) are
-// left-aligned, numbers right-aligned.
+// left-aligned, numbers right-aligned. Every cell goes through terminal_text: control
+// characters escaped, a cell cut with "..." at kMaxCellBytes (the last column at
+// kMaxLastCellBytes), so that one long name neither widens a column for every row nor costs
+// time beyond the table's own size; --json and --csv keep names whole.
 class TextTable {
  public:
-  explicit TextTable(std::vector<std::string> header, std::size_t left = 0)
-      : left_(left), rows_{std::move(header)} {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  static constexpr std::size_t kMaxCellBytes = 64;
+  static constexpr std::size_t kMaxLastCellBytes = 512;
+
+  explicit TextTable(std::vector<std::string> header, std::size_t left = 0) : left_(left) {
+    add(std::move(header));
+  }
+  void add(std::vector<std::string> row) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      row[i] = terminal_text(row[i], i + 1 == row.size() ? kMaxLastCellBytes : kMaxCellBytes);
+    }
+    rows_.push_back(std::move(row));
+  }
   std::string render(const std::string& indent) const {
     std::vector<std::size_t> width;
     for (const auto& row : rows_) {
@@ -47,18 +60,21 @@ class TextTable {
     }
     std::string out;
     for (const auto& row : rows_) {
-      std::string line = indent;
+      out += indent;
       for (std::size_t i = 0; i < row.size(); ++i) {
-        const std::string pad(width[i] - row[i].size(), ' ');
         const bool last = i + 1 == row.size();
+        // The last cell is never padded: no trailing blanks, and no cost from a long name.
+        const std::size_t pad = last ? 0 : width[i] - row[i].size();
         if (i < left_ || last) {
-          line += row[i] + (last ? "" : pad);
+          out += row[i];
+          out.append(pad, ' ');
         } else {
-          line += pad + row[i];
+          out.append(pad, ' ');
+          out += row[i];
         }
-        if (!last) line += "  ";
+        if (!last) out += "  ";
       }
-      out += line + "\n";
+      out += "\n";
     }
     return out;
   }

@@ -59,6 +59,11 @@ std::vector<std::string> kernel_cells(const KernelRow& r) {
   return cells;
 }
 
+// A name outside a table (a heading, a line): escaped and cut like a table's last cell.
+std::string name_text(const std::string& name) {
+  return terminal_text(name, TextTable::kMaxLastCellBytes);
+}
+
 std::string optional_text(const std::optional<long long>& v) {
   return v ? std::to_string(*v) : "-";
 }
@@ -86,11 +91,11 @@ std::string render_text(const ReportSet& set) {
   out << "\n";
   for (const ProcessSummary& p : set.processes) {
     const ReportIdentity& id = p.identity;
-    out << "\n" << id.label() << "\n";
-    out << "  worker " << id.worker << "  rank " << optional_text(id.rank) << "  node "
-        << (id.node.empty() ? "-" : id.node) << "  pid " << (id.pid ? std::to_string(id.pid) : "-")
-        << "  window " << window_text(id) << "\n";
-    out << "  report " << p.report.string() << "\n";
+    out << "\n" << name_text(id.label()) << "\n";
+    out << "  worker " << name_text(id.worker) << "  rank " << optional_text(id.rank) << "  node "
+        << (id.node.empty() ? "-" : name_text(id.node)) << "  pid "
+        << (id.pid ? std::to_string(id.pid) : "-") << "  window " << window_text(id) << "\n";
+    out << "  report " << name_text(p.report.string()) << "\n";
     if (p.steps.empty()) {
       out << "  steps: none found\n";
     } else {
@@ -104,7 +109,9 @@ std::string render_text(const ReportSet& set) {
       header.push_back("top-level ranges (share of the step)");
       TextTable steps(header);
       for (const StepSummary& s : p.steps) {
-        std::vector<std::string> row = {std::to_string(s.step), ms(s.duration_ns())};
+        // A cut step's length is not the step's: marked, and left out of the comparison.
+        std::vector<std::string> row = {std::to_string(s.step),
+                                        ms(s.duration_ns()) + (s.cut ? " (cut)" : "")};
         if (p.has_gpu) {
           const long long busy = s.gpu_busy_ns.value_or(0);
           row.push_back(ms(busy));
@@ -165,7 +172,7 @@ std::string render_text(const ReportSet& set) {
       for (std::size_t p : s.stragglers) {
         any = true;
         const double over = (static_cast<double>(*s.duration_ns[p]) / s.median_ns - 1.0) * 100.0;
-        out << "  step " << s.step << ": " << set.processes[p].identity.label() << " "
+        out << "  step " << s.step << ": " << name_text(set.processes[p].identity.label()) << " "
             << ms(*s.duration_ns[p]) << " ms, " << fixed(over, 1) << "% above the median "
             << fixed(s.median_ns / 1e6, 3) << " ms\n";
       }
@@ -199,7 +206,7 @@ std::string render_text(const ReportSet& set) {
   }
   if (!set.failures.empty()) {
     out << "\nNot readable\n";
-    for (const ReportFailure& f : set.failures) out << "  " << f.message << "\n";
+    for (const ReportFailure& f : set.failures) out << "  " << name_text(f.message) << "\n";
   }
   return out.str();
 }
@@ -262,6 +269,7 @@ nlohmann::json render_json(const ReportSet& set) {
                        {"gpu_idle_ns", or_null(s.gpu_idle_ns())},
                        {"communication_ns", or_null(s.communication_ns)},
                        {"compute_ns", or_null(s.compute_ns)},
+                       {"cut", s.cut},
                        {"top_level_ranges", shares}});
     }
     processes.push_back(

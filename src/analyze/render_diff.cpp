@@ -67,6 +67,11 @@ std::string shortened(const std::string& name, std::size_t width) {
 
 using analyze::TextTable;
 
+// A name or a line outside a table: escaped and cut like a table's last cell.
+std::string name_text(const std::string& text) {
+  return terminal_text(text, TextTable::kMaxLastCellBytes);
+}
+
 std::string steps_tested_text(const Change& change) {
   if (change.baseline_steps.count == change.candidate_steps.count) {
     return std::to_string(change.baseline_steps.count) + " steps per run";
@@ -147,14 +152,14 @@ std::string steps_list(const std::vector<long long>& steps) {
 void failures_text(std::ostringstream& out, const std::string& side, const DiffSide& s) {
   if (s.failures.empty()) return;
   out << "\nNot readable in the " << side << " (" << s.failures.size() << ")\n";
-  for (const ReportFailure& f : s.failures) out << "  " << f.message << "\n";
+  for (const ReportFailure& f : s.failures) out << "  " << name_text(f.message) << "\n";
 }
 
 }  // namespace
 
 std::string render_diff_text(const RunDiff& diff) {
   std::ostringstream out;
-  out << verdict_line("step time", diff.step_time().change) << "\n";
+  out << name_text(verdict_line("step time", diff.step_time().change)) << "\n";
   out << "nsel diff: " << diff.pairs.size() << (diff.pairs.size() == 1 ? " pair" : " pairs")
       << " of processes (baseline " << diff.baseline.processes << ", candidate "
       << diff.candidate.processes << "), paired by " << pairing_rule_text(diff.options.pairing)
@@ -180,7 +185,7 @@ std::string render_diff_text(const RunDiff& diff) {
   }
   out << metrics.render("  ");
   for (const auto& [names, reason] : reasons) {
-    out << "  inconclusive: " << names << " (" << reason << ")\n";
+    out << "  inconclusive: " << name_text(names) << " (" << name_text(reason) << ")\n";
   }
 
   if (!diff.pairs.empty()) {

@@ -315,7 +315,7 @@ void timeline(std::ostringstream& out, const ReportSet& set, const RangeNames& n
   }
   out << "</p>\n</div>\n";
   // '<' written as its JSON escape, so no name can end the script element early.
-  std::string json = data.dump();
+  std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string safe;
   safe.reserve(json.size());
   for (char ch : json) {

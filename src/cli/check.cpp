@@ -43,6 +43,8 @@ Json to_json(const RunCheck& check) {
   out["nsel_check"] = 1;
   out["roots"] = check.roots;
   out["session"] = text_or_null(check.session);
+  out["session_path"] = text_or_null(check.session_path.string());
+  out["session_started"] = text_or_null(check.session_started);
   out["sessions"] = check.sessions;
   out["processes"] = check.processes;
   out["expected"] = check.expected ? Json(*check.expected) : Json(nullptr);
@@ -57,6 +59,7 @@ Json to_json(const RunCheck& check) {
         {{"root", note.root}, {"kind", note.kind}, {"path", note.path}, {"message", note.message}});
   }
   out["notes"] = notes;
+  out["unreadable_folders"] = check.unreadable_folders();
   Json reports = Json::array();
   for (const CheckedReport& c : check.reports) {
     const FoundReport& r = c.found;
@@ -74,6 +77,7 @@ Json to_json(const RunCheck& check) {
     item["exit_status"] = c.exit_status ? Json(*c.exit_status) : Json(nullptr);
     item["window_steps"] = c.window_steps;
     item["steps"] = c.steps ? Json(*c.steps) : Json(nullptr);
+    item["cut_steps"] = c.cut_steps;
     item["bytes"] = r.bytes;
     item["manifest"] = r.manifest ? Json(r.manifest->string()) : Json(nullptr);
     reports.push_back(item);
@@ -84,18 +88,22 @@ Json to_json(const RunCheck& check) {
 
 void print_table(const RunCheck& check, const std::vector<fs::path>& searched) {
   const std::string where = joined_paths(searched);
+  const std::string started =
+      check.session_started.empty() ? "" : ", started " + check.session_started;
   if (!check.session.empty()) {
-    std::printf("Checking %s (the newest session under %s)\n", check.session.c_str(),
-                where.c_str());
+    std::printf("Checking %s (the newest session under %s%s)\n", shown(check.session).c_str(),
+                where.c_str(), started.c_str());
   } else {
     std::printf("Checking %s\n", where.c_str());
   }
-  for (const DiscoveryNote& note : check.notes) std::printf("  note: %s\n", note.message.c_str());
+  for (const DiscoveryNote& note : check.notes) {
+    std::printf("  note: %s\n", shown(note.message).c_str());
+  }
   std::size_t verdict_width = 7;
   std::size_t worker_width = 6;
   for (const CheckedReport& c : check.reports) {
     verdict_width = std::max(verdict_width, to_string(c.verdict).size());
-    worker_width = std::max(worker_width, c.found.worker.size());
+    worker_width = std::max(worker_width, cell(c.found.worker).size());
   }
   if (!check.reports.empty()) {
     std::printf("  %-*s  %-*s  %-7s  %-5s  %-8s  %s\n", static_cast<int>(verdict_width), "VERDICT",
@@ -108,7 +116,7 @@ void print_table(const RunCheck& check, const std::vector<fs::path>& searched) {
                 cell(r.worker).c_str(), cell(r.window).c_str(),
                 r.rank ? std::to_string(*r.rank).c_str() : "-",
                 r.pid != 0 ? std::to_string(r.pid).c_str() : "-",
-                (c.reason.empty() ? r.path.filename().string() : c.reason).c_str());
+                shown(c.reason.empty() ? r.path.filename().string() : c.reason).c_str());
   }
   if (check.never_started > 0) {
     std::printf("  %-*s  %lld selected process(es) expected but never started (no manifest)\n",
@@ -126,10 +134,24 @@ void print_table(const RunCheck& check, const std::vector<fs::path>& searched) {
   if (check.expected) {
     expected = ", " + std::to_string(*check.expected) + " expected";
   }
+  // A folder that cannot be read may hold reports: named, and never OK.
+  std::string unread;
+  for (const std::string& folder : check.unreadable_folders()) {
+    unread += (unread.empty() ? "; cannot read " : ", ") + shown(folder);
+  }
   if (check.reports.empty()) {
-    std::printf("Verdict: FAILED: no report or manifest found under %s\n", where.c_str());
+    if (!check.session.empty()) {
+      std::printf(
+          "Verdict: FAILED: the newest session, %s%s, left no report or manifest (an older "
+          "session is not judged in its place)%s\n",
+          shown(check.session).c_str(), started.c_str(), unread.c_str());
+    } else {
+      std::printf("Verdict: FAILED: no report or manifest found under %s%s\n", where.c_str(),
+                  unread.c_str());
+    }
     return;
   }
+  summary += unread;
   std::printf("Verdict: %s: %zu report(s) of %zu process(es)%s: %s\n",
               code == 0   ? "OK"
               : code == 3 ? "NOT YET (still being written; check again)"
@@ -161,12 +183,14 @@ Action add_check(CLI::App& app) {
       "  unreadable            nsys cannot export the report\n"
       "Complete reports are exported once (cached, as 'nsel report' does) to read their\n"
       "'step <n>' NVTX ranges; --files-only skips that (names and sizes only, as 'nsel ls').\n"
-      "Exit status: 0 all ok (and --expect processes found); 1 any missing or wrong, or none\n"
-      "found; 3 none wrong but some still being written (check again); 2 bad input.\n"
-      "--json prints one object: nsel_check (format version 1), roots, session, sessions,\n"
-      "processes, expected, never_started, counts, exit_code, notes, reports (path, verdict,\n"
+      "Exit status: 0 all ok (and --expect processes found); 1 any missing or wrong, a folder\n"
+      "that cannot be read, or none found; 3 none wrong but some still being written (check\n"
+      "again); 2 bad input.\n"
+      "--json prints one object: nsel_check (format version 1), roots, session,\n"
+      "session_path, session_started, sessions, processes, expected, never_started, counts,\n"
+      "exit_code, notes, unreadable_folders, reports (path, verdict,\n"
       "reason, state, worker, window, pid, rank, node, session, exit_status, window_steps,\n"
-      "steps, bytes, manifest); see docs/reports.md.\n"
+      "steps, cut_steps, bytes, manifest); see docs/reports.md.\n"
       "Usage: nsel check [--json] [--expect N] [--files-only] [ROOT...]");
   check->add_flag("--json", options->json, "print one JSON object (stable; see docs/reports.md)");
   check
@@ -197,7 +221,9 @@ Action add_check(CLI::App& app) {
     request.read_steps = !options->files_only;
     const RunCheck result = check_run(request);
     if (options->json) {
-      std::printf("%s\n", to_json(result).dump(2).c_str());
+      std::printf(
+          "%s\n",
+          to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       std::vector<fs::path> searched;
       for (const std::string& root : result.roots) searched.emplace_back(root);

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -11,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nsel/core/error.hpp"
+#include "nsel/core/terminal_text.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel::cli {
@@ -30,14 +35,34 @@ Action add_sync(CLI::App& app);
 Action add_ray(CLI::App& app);
 Action add_doctor(CLI::App& app);
 
-// Shared by the tables nsel ls and nsel check print: an empty cell shows as "-", and the
-// folders searched as one comma-separated list.
+// Flushes standard output where a command wants its lines out at once (one per worker, per
+// pass); a failure is nsel::Error (exit 1) naming standard output, as main's final check says.
+inline void flush_standard_output() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int error = errno;
+    std::clearerr(stdout);  // told here: main's final check stays silent
+    errno = error;
+    throw Error(std::string("cannot write to standard output: ") +
+                    (errno != 0 ? std::strerror(errno) : "a write failed"),
+                1);
+  }
+}
+
+// A name (folder, file, worker, a note about them) as the terminal shows it: control
+// characters escaped, cut at 512 bytes (nsel/core/terminal_text.hpp); --json keeps it exact.
+inline std::string shown(const std::string& text) {
+  return terminal_text(text, 512);
+}
+
+// Shared by the tables nsel ls and nsel check print: an empty cell shows as "-", a column's
+// cell is escaped and cut at 64 bytes, and the folders searched are one comma-separated list.
 inline std::string cell(const std::string& text) {
-  return text.empty() ? "-" : text;
+  return text.empty() ? "-" : terminal_text(text, 64);
 }
 inline std::string joined_paths(const std::vector<std::filesystem::path>& paths) {
   std::string out;
-  for (const std::filesystem::path& p : paths) out += (out.empty() ? "" : ", ") + p.string();
+  for (const std::filesystem::path& p : paths) out += (out.empty() ? "" : ", ") + shown(p.string());
   return out;
 }
 

@@ -27,7 +27,7 @@ struct DemoOptions {
   std::string slow_percent_text = "50";
   std::string root;
   bool json = false;
-  int ranks = 0;  // 0: the default layout (two policy ranks)
+  std::string ranks_text;  // empty: the default layout (two policy ranks)
 };
 
 std::string column_label(const ProcessSummary& process) {
@@ -159,10 +159,9 @@ Action add_demo(CLI::App& app) {
                    "how much slower the last policy rank computes, 0 to 1000 (default 50)")
       ->type_name("P");
   demo->add_flag("--json", options->json, "print the produced reports as one JSON object");
-  demo->add_option("--ranks", options->ranks,
+  demo->add_option("--ranks", options->ranks_text,
                    "run N policy ranks (RANK=0..N-1) to show rank selection; without\n"
                    "NSEL_PROFILE_RANKS (or a local-rank or node filter) only rank 0 is profiled")
-      ->check(CLI::Range(1, 64))
       ->type_name("N");
 
   return [options](const std::vector<std::string>& trailing) -> int {
@@ -173,7 +172,10 @@ Action add_demo(CLI::App& app) {
     request.slow_percent =
         parse_whole_number(options->slow_percent_text, "--slow-percent", 0, 1000);
     request.root = options->root;
-    request.ranks = options->ranks;
+    request.ranks =
+        options->ranks_text.empty()
+            ? 0
+            : static_cast<int>(parse_whole_number(options->ranks_text, "--ranks", 1, 64));
     const DemoRun run = run_demo(
         request, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
 

@@ -116,11 +116,19 @@ int run_diff(const DiffCliOptions& options) {
   }
   const RunDiff diff = diff_reports(request, told);
   if (options.json) {
-    std::printf("%s\n", render_diff_json(diff).dump(2).c_str());
+    std::printf("%s\n", render_diff_json(diff)
+                            .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                            .c_str());
   } else {
     std::fputs(render_diff_text(diff).c_str(), stdout);
   }
   if (!diff.baseline.failures.empty() || !diff.candidate.failures.empty()) return 1;
+  if (gate && diff.pairs.empty()) {
+    // Not a regression (3), and not a pass: nothing was compared.
+    std::fprintf(stderr, "nsel: error: --gate %s: %s; nothing was compared\n", options.gate.c_str(),
+                 diff.step_time().change.reason.c_str());
+    return 1;
+  }
   if (gate && gate_fails(diff, *gate)) {
     if (!options.quiet) {
       std::fprintf(stderr,
@@ -155,9 +163,9 @@ Action add_diff(CLI::App& app) {
       "and the medians differ by at least --min-change percent; 'unchanged' otherwise;\n"
       "'inconclusive' with fewer than --min-steps steps in a run. Kernels and ranges: Welch's\n"
       "t-test on their instances' mean duration. See docs/diff.md.\n\n"
-      "Exit code 0; 1 when a report could not be read (the rest is still compared); 2 for bad\n"
-      "options; 3 when --gate is given and the step time is slower, by the verdict, by more\n"
-      "than its percentage.\n\n"
+      "Exit code 0; 1 when a report could not be read (the rest is still compared), or when\n"
+      "--gate is given and no process could be paired; 2 for bad options; 3 when --gate is\n"
+      "given and the step time is slower, by the verdict, by more than its percentage.\n\n"
       "Examples:\n"
       "  nsel diff runs/baseline runs/bigger-buckets\n"
       "  nsel diff --gate 5 --html diff.html main/ pr/          # in CI: exit 3 on a regression\n"

@@ -103,9 +103,9 @@ void print_table(const Discovery& found, const std::vector<fs::path>& searched) 
     const FoundReport& r = found.reports[i];
     if (r.root != current_root || first_group) {
       current_root = r.root;
-      std::printf("%s%s\n", first_group ? "" : "\n", r.root.c_str());
+      std::printf("%s%s\n", first_group ? "" : "\n", shown(r.root).c_str());
       for (const DiscoveryNote& note : found.notes) {
-        if (note.root == r.root) std::printf("  note: %s\n", note.message.c_str());
+        if (note.root == r.root) std::printf("  note: %s\n", shown(note.message).c_str());
       }
     }
     const auto group = std::make_tuple(r.job, r.node, r.session, r.path.parent_path().string());
@@ -116,7 +116,8 @@ void print_table(const Discovery& found, const std::vector<fs::path>& searched) 
       if (!r.job.empty()) title += "job " + r.job + "  ";
       title += "node " + cell(r.node) + "  ";
       if (!r.session.empty()) title += r.session;
-      std::printf("  %s\n    in %s\n", title.c_str(), r.path.parent_path().c_str());
+      std::printf("  %s\n    in %s\n", shown(title).c_str(),
+                  shown(r.path.parent_path().string()).c_str());
       worker_width = 6;
       for (size_t j = i; j < found.reports.size(); ++j) {
         const FoundReport& other = found.reports[j];
@@ -124,7 +125,7 @@ void print_table(const Discovery& found, const std::vector<fs::path>& searched) 
                             other.path.parent_path().string()) != group) {
           break;
         }
-        worker_width = std::max(worker_width, other.worker.size());
+        worker_width = std::max(worker_width, cell(other.worker).size());
       }
       std::printf("    %-*s  %-7s  %-5s  %-8s  %10s  %-20s  %s\n", static_cast<int>(worker_width),
                   "WORKER", "WINDOW", "RANK", "PID", "SIZE", "VERDICT", "STATE");
@@ -138,12 +139,14 @@ void print_table(const Discovery& found, const std::vector<fs::path>& searched) 
                 cell(r.worker).c_str(), cell(r.window).c_str(),
                 r.rank ? std::to_string(*r.rank).c_str() : "-",
                 r.pid != 0 ? std::to_string(r.pid).c_str() : "-", size_text(r.bytes).c_str(),
-                std::string(to_string(checked.verdict)).c_str(), state.c_str());
+                std::string(to_string(checked.verdict)).c_str(), shown(state).c_str());
   }
   for (const DiscoveryNote& note : found.notes) {
-    const bool shown = std::any_of(found.reports.begin(), found.reports.end(),
-                                   [&](const FoundReport& r) { return r.root == note.root; });
-    if (!shown) std::printf("%s\n  note: %s\n", note.root.c_str(), note.message.c_str());
+    const bool listed = std::any_of(found.reports.begin(), found.reports.end(),
+                                    [&](const FoundReport& r) { return r.root == note.root; });
+    if (!listed) {
+      std::printf("%s\n  note: %s\n", shown(note.root).c_str(), shown(note.message).c_str());
+    }
   }
   if (!found.reports.empty()) {
     std::map<ReportState, int> counts;
@@ -209,7 +212,9 @@ Action add_ls(CLI::App& app) {
     if (roots.empty()) roots = default_report_roots();
     const Discovery found = discover_reports(roots);
     if (options->json) {
-      std::printf("%s\n", to_json(found).dump(2).c_str());
+      std::printf(
+          "%s\n",
+          to_json(found).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       print_table(found, roots);
     }

@@ -4,10 +4,14 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
@@ -89,11 +93,59 @@ void unmark_values_of(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) unmark_values_of(*sub);
 }
 
+// A value-taking option given an empty value ('--html ""') would otherwise be read as "not
+// given" and quietly ignored. The message is nsel's whole line; main strips CLI11's "--name: ".
+constexpr char kWholeMessage = '\x1e';
+
+void refuse_empty_values_of(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_size_max() == 0 || option->get_expected_max() == 0) continue;  // a switch
+    const std::string name = option->get_name();
+    // Worker and node names of plan and exec have their own message for an empty one (what
+    // such a name looks like).
+    const bool own_message = (app.get_name() == "plan" || app.get_name() == "exec") &&
+                             (name == "--worker" || name == "worker" || name == "--node");
+    if (own_message) continue;
+    // "N:INT in [1 - 64]" says N; CLI11's "TEXT" (a positional's) says nothing.
+    std::string form = option->get_type_name();
+    form = form.substr(0, form.find(':'));
+    form = "a non-empty " + (form.empty() || form == "TEXT" ? std::string("value") : form);
+    option->check(CLI::Validator(
+        [name, form](std::string& value) {
+          if (!value.empty()) return std::string();
+          return kWholeMessage + nsel::bad_value(name, value, "empty", form);
+        },
+        ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values_of(*sub);
+}
+
+// What nsel printed on standard output must have reached it: a full disk or a failing device is
+// an error (exit 1, one line), never a silent success with nothing written. Checked once, as
+// nsel ends, whatever the command (and whatever its own exit code, kept when not 0).
+int check_standard_output(int exit_code) {
+  // std::cout shares stdio's buffer (synced, the default): one fflush covers both, and its
+  // errno is the reason. A failure seen earlier left the flag set but its errno is gone.
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (flushed && !std::ferror(stdout) && !std::cout.fail()) return exit_code;
+  const std::string why = error != 0 ? std::strerror(error) : "a write failed";
+  std::fprintf(stderr, "nsel: error: cannot write to standard output: %s\n", why.c_str());
+  return exit_code == 0 ? 1 : exit_code;
+}
+
 }  // namespace
 
 }  // namespace nsel::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_nsel(int argc, char** argv) {
+  // Into a file or a pipe, output goes out in large pieces: most commands' whole output is then
+  // written by check_standard_output's flush, whose failure still holds the system's reason.
+  static char buffer[1 << 20];
+  if (::isatty(STDOUT_FILENO) != 1) std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
   CLI::App app{
       "nsel profiles chosen workers of a distributed GPU job with NVIDIA Nsight Systems, for a\n"
       "chosen window of training steps, and leaves every other worker untouched.\n\n"
@@ -148,19 +200,28 @@ int main(int argc, char** argv) {
     }
   }
   nsel::cli::unmark_values_of(app);
+  nsel::cli::refuse_empty_values_of(app);
   std::vector<std::string> reversed;
   for (auto word = front.rbegin(); word != front.rend(); ++word) {
     reversed.push_back(nsel::cli::needs_mark(*word) ? nsel::cli::kMark + *word : *word);
   }
 
+  // Help and --version through stdio like the rest, so that check_standard_output sees them.
+  const auto print_exit = [&app](const CLI::Error& e) {
+    std::ostringstream out, err;
+    const int code = app.exit(e, out, err);
+    std::fputs(out.str().c_str(), stdout);
+    std::fputs(err.str().c_str(), stderr);
+    return code;
+  };
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return print_exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_exit(e);
   } catch (const CLI::Success& e) {
-    return app.exit(e);
+    return print_exit(e);
   } catch (const CLI::ParseError& e) {
     // Point at the help of the subcommand the user was typing, when there is one.
     std::string help = "nsel --help";
@@ -180,6 +241,10 @@ int main(int argc, char** argv) {
       message = nsel::cli::conversion_message(*conversion, command);
     } else if (const auto* mismatch = dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
       message = nsel::cli::missing_value_message(*mismatch);
+    }
+    if (const std::size_t whole = message.find(nsel::cli::kWholeMessage);
+        whole != std::string::npos) {
+      message.erase(0, whole + 1);
     }
     for (char& c : message) {
       if (c == '\n') c = ' ';
@@ -207,4 +272,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nsel: error: %s\n", e.what());
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return nsel::cli::check_standard_output(run_nsel(argc, argv));
 }

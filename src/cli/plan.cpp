@@ -82,10 +82,10 @@ nlohmann::json to_json(const WorkerPlan& plan, const GpuProbe* probe) {
 void print_human(const WorkerPlan& plan, const GpuProbe* probe, bool program_given,
                  const std::string& label, bool brief) {
   if (!plan.profile) {
-    std::printf("%s: not profiled (%s)\n", label.c_str(), plan.reason.c_str());
+    std::printf("%s: not profiled (%s)\n", shown(label).c_str(), shown(plan.reason).c_str());
     return;
   }
-  std::printf("%s: profiled (%s)\n", label.c_str(), plan.reason.c_str());
+  std::printf("%s: profiled (%s)\n", shown(label).c_str(), shown(plan.reason).c_str());
   if (brief) return;
   for (const StepWindow& window : plan.windows) {
     std::printf("  steps:    %s (steps %lld to %lld)\n", window.text().c_str(), window.start,
@@ -93,7 +93,7 @@ void print_human(const WorkerPlan& plan, const GpuProbe* probe, bool program_giv
   }
   if (plan.windows.size() > 1) {
     for (const std::string& name : report_names(plan)) {
-      std::printf("  report:   %s\n", name.c_str());
+      std::printf("  report:   %s\n", shown(name).c_str());
     }
   }
   std::printf("  capture:  %s", std::string(to_string(plan.capture)).c_str());
@@ -196,7 +196,7 @@ Action add_plan(CLI::App& app) {
           print_human(preview, preview.profile ? probe.get() : nullptr, !program.empty(), label,
                       row.has_value());
         }
-        std::fflush(stdout);
+        flush_standard_output();
       }
     }
     return 0;

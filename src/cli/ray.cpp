@@ -45,7 +45,7 @@ int run_patch(const RayPatchOptions& options) {
                           {"status", to_string(report.outcome)},
                           {"line", report.line},
                           {"message", describe(report)}};
-    std::printf("%s\n", out.dump().c_str());
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return failed ? 1 : 0;
   }
   if (failed) throw Error(describe(report), 1);

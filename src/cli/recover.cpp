@@ -1,12 +1,15 @@
 // nsel recover: turn the .qdstrm files nsys left behind into reports.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
 #include "nsel/reports/discovery.hpp"
 #include "nsel/reports/recovery.hpp"
+#include "nsel/sys/files.hpp"
 #include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 
@@ -64,8 +67,23 @@ Action add_recover(CLI::App& app) {
     }
     const Discovery found = discover_reports(roots);
     std::vector<fs::path> leftovers;
+    // The .qdstrm a manifest says nsys left elsewhere ($TMPDIR), for the report it names.
+    std::map<fs::path, fs::path> report_for;
     for (const FoundReport& r : found.reports) {
       if (r.state == ReportState::qdstrm && r.qdstrm) leftovers.push_back(*r.qdstrm);
+      if (r.state != ReportState::missing || !r.manifest) continue;
+      try {
+        const std::optional<std::string> text = read_small_file(*r.manifest);
+        const Manifest m = parse_manifest(text.value_or(""), r.manifest->string());
+        std::error_code ec;
+        if (m.qdstrm && !m.report.empty() && fs::is_regular_file(*m.qdstrm, ec) &&
+            !fs::exists(m.report, ec)) {
+          leftovers.push_back(*m.qdstrm);
+          report_for[*m.qdstrm] = m.report;
+        }
+      } catch (const Error&) {
+        // An unreadable manifest names nothing to recover.
+      }
     }
     if (leftovers.empty()) {
       std::printf("No left-over .qdstrm files.\n");
@@ -87,12 +105,15 @@ Action add_recover(CLI::App& app) {
       if (!choice.importer) {
         if (leftovers.size() == 1) throw Error(choice.problem, 1);
         ++failed;
-        std::printf("%s: left as is: %s\n", qdstrm.c_str(), choice.problem.c_str());
+        std::printf("%s: left as is: %s\n", shown(qdstrm).c_str(), shown(choice.problem).c_str());
         continue;
       }
-      const Recovery done = recover_qdstrm(qdstrm, *choice.importer, options->keep);
+      const auto target = report_for.find(qdstrm);
+      const Recovery done = recover_qdstrm(
+          qdstrm, *choice.importer, options->keep,
+          target == report_for.end() ? std::nullopt : std::optional<fs::path>(target->second));
       if (!done.converted) ++failed;
-      std::printf("%s: %s\n", qdstrm.c_str(), done.message.c_str());
+      std::printf("%s: %s\n", shown(qdstrm).c_str(), shown(done.message).c_str());
       const std::string name =
           choice.importer->string() + (choice.version.empty() ? "" : " (" + choice.version + ")");
       if (std::find(used.begin(), used.end(), name) == used.end()) used.push_back(name);

@@ -76,7 +76,9 @@ int run_report(const ReportOptions& options) {
   }
   const ReportSet set = summarize_reports(request, told);
   if (options.json) {
-    std::printf("%s\n", render_json(set).dump(2).c_str());
+    std::printf(
+        "%s\n",
+        render_json(set).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::fputs(render_text(set).c_str(), stdout);
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "cli/commands.hpp"
 #include "nsel/workflow/summarize_reports.hpp"
 
 namespace nsel::cli {
@@ -30,7 +31,7 @@ class ReportsProgress {
     std::lock_guard<std::mutex> lock(mutex_);
     exporting_.insert(report);
     if (!quiet_ && !terminal_) {
-      std::fprintf(stderr, "%s: exporting %s\n", command_.c_str(), report.c_str());
+      std::fprintf(stderr, "%s: exporting %s\n", command_.c_str(), shown(report).c_str());
     }
     redraw();
   }
@@ -74,7 +75,7 @@ inline ReportProgress reading_progress(std::optional<ReportsProgress>& progress,
   told.read = [&progress](const fs::path& report) { progress->done(report); };
   told.all_read = [&progress] { progress->finish(); };
   told.failed = [](const ReportFailure& failure) {
-    std::fprintf(stderr, "nsel: %s\n", failure.message.c_str());
+    std::fprintf(stderr, "nsel: %s\n", shown(failure.message).c_str());
   };
   return told;
 }

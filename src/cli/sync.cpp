@@ -53,7 +53,7 @@ std::string json_line(const PassStats& stats) {
       {"seconds", std::chrono::duration<double>(stats.elapsed).count()},
       {"ended", stats.saw_ended},
   };
-  return line.dump();
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace

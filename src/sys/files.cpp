@@ -31,6 +31,20 @@ std::optional<std::string> rename_over(const fs::path& temporary, const fs::path
   return std::nullopt;
 }
 
+// Writes all of `text` to `fd`; errno's value on failure, 0 on success.
+int write_all(int fd, std::string_view text) {
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 // Writes `text` under temporary_sibling(path) and renames it over `path`: the new file with
 // `mode` exactly and flushed to disk when a mode is given, else 0644 less the umask. The system's
 // reason on failure, with nothing left behind.
@@ -44,15 +58,7 @@ std::optional<std::string> write_and_rename(const fs::path& path, std::string_vi
     ::unlink(temporary.c_str());
     return std::string(std::strerror(error));
   };
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno);
-    }
-    written += static_cast<size_t>(n);
-  }
+  if (const int error = write_all(fd, text); error != 0) return fail(error);
   if (mode && (::fchmod(fd, *mode) != 0 || ::fsync(fd) != 0)) return fail(errno);
   if (::close(fd) != 0) {
     const std::string problem = std::strerror(errno);
@@ -60,6 +66,32 @@ std::optional<std::string> write_and_rename(const fs::path& path, std::string_vi
     return problem;
   }
   return rename_over(temporary, path);
+}
+
+// An output path that names a device, a FIFO or a socket (--html /dev/stdout, a named pipe) is
+// written in place, as a shell's '>' would: renaming a new file over it would replace the node
+// itself, and for /dev/full would lose the very failure the user asked to see. A FIFO without a
+// reader is refused rather than waited on. A folder is refused. nullopt when `path` is a regular
+// file or does not exist: the caller writes it atomically.
+std::optional<std::optional<std::string>> write_special_in_place(const fs::path& path,
+                                                                 std::string_view text) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return std::nullopt;
+  if (S_ISDIR(info.st_mode)) return std::optional<std::string>("it is a folder");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENXIO && S_ISFIFO(info.st_mode)) {
+      return std::optional<std::string>("it is a named pipe with no reader");
+    }
+    return std::optional<std::string>(std::strerror(errno));
+  }
+  // Blocking again: a slow reader is waited for, not an error.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  int error = write_all(fd, text);
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) return std::optional<std::string>(std::strerror(error));
+  return std::optional<std::string>(std::nullopt);
 }
 
 }  // namespace
@@ -71,7 +103,13 @@ void commit_file(const fs::path& temporary, const fs::path& path) {
 }
 
 void write_file_atomically(const fs::path& path, std::string_view text) {
-  if (const auto problem = write_and_rename(path, text, std::nullopt)) {
+  std::optional<std::string> problem;
+  if (const auto special = write_special_in_place(path, text)) {
+    problem = *special;
+  } else {
+    problem = write_and_rename(path, text, std::nullopt);
+  }
+  if (problem) {
     throw Error("cannot write " + quote(path.string()) + ": " + *problem, 1);
   }
 }
@@ -79,6 +117,19 @@ void write_file_atomically(const fs::path& path, std::string_view text) {
 std::optional<std::string> replace_file_atomically(const fs::path& path, std::string_view text,
                                                    mode_t mode) {
   return write_and_rename(path, text, mode);
+}
+
+int rename_no_replace(const fs::path& from, const fs::path& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return errno;
+  // A file system without RENAME_NOREPLACE (NFS): a check, then a plain rename.
+  if (anything_at(to)) return EEXIST;
+  return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
+}
+
+bool anything_at(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
 }
 
 std::error_code replace_symlink(const fs::path& target, const fs::path& link) {

@@ -382,6 +382,22 @@ TEST(DiffPairing, TheOnlyProcessOfEachSidePairsWhateverItsKey) {
   EXPECT_EQ(two.unpaired.size(), 4u);
 }
 
+// Nothing paired: the step time names what each side had (not missing steps), and the gate
+// never passes on no evidence.
+TEST(DiffPairing, NothingPairedIsSaidAndFailsTheGate) {
+  const std::vector<double> steps(6, kStepNs);
+  const nsel::RunDiff diff =
+      nsel::diff_runs(run_of({process("a", 0, 1, steps), process("a", 1, 2, steps)}),
+                      run_of({process("b", 0, 3, steps), process("b", 1, 4, steps)}), {});
+  ASSERT_TRUE(diff.pairs.empty());
+  EXPECT_EQ(diff.step_time().change.verdict, nsel::Verdict::inconclusive);
+  EXPECT_EQ(diff.step_time().change.reason,
+            "no process could be paired by worker,rank: the baseline has 'a rank 0', 'a rank 1', "
+            "the candidate 'b rank 0', 'b rank 1'");
+  EXPECT_TRUE(nsel::gate_fails(diff, 5));
+  EXPECT_TRUE(nsel::gate_fails(diff, 1e6));
+}
+
 TEST(DiffPairing, NodeCountsOnlyWhenAsked) {
   const std::vector<double> steps(6, kStepNs);
   nsel::ProcessSummary b = process("w", 0, 1, steps);

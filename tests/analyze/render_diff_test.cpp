@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "analyze/plain_tables.hpp"
 #include "nsel/analyze/render_diff.hpp"
 #include "unit_files.hpp"
 
@@ -231,4 +232,20 @@ TEST(RenderDiff, CsvFilesWithHeadersAndRows) {
                                       0) == 0;
                          }),
             kernels.end());
+}
+
+// The terminal tables cost time in their content, not in rows x widest cell: a 5 MB name is cut
+// (with "..."), escaped, and widens nothing; the output stays small.
+TEST(TextTable, AHugeCellIsCutAndTheOutputStaysSmall) {
+  const std::string huge(5'000'000, 'n');
+  nsel::analyze::TextTable table({"count", "name", "last"});
+  for (int i = 0; i < 20; ++i) table.add({std::to_string(i), i == 7 ? huge : "x", huge});
+  table.add({"1", "esc\x1b[2J\nforged", "end"});
+  const std::string text = table.render("  ");
+  EXPECT_LT(text.size(), 21u * (64 + 512 + 32));
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("esc\\x1b[2J\\nforged"), std::string::npos);
+  EXPECT_NE(text.find(std::string(61, 'n') + "..."), std::string::npos);
+  // The last column is never padded: no line ends in a blank.
+  EXPECT_EQ(text.find(" \n"), std::string::npos);
 }

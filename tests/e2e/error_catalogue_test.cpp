@@ -3,6 +3,7 @@
 // nothing written (no report folder, no session, the program never started).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 
 #include "support.hpp"
@@ -217,7 +218,8 @@ std::vector<Case> exec_and_flag_cases() {
        exec_with({"--worker", "dtensor_policy_worker", "--output-dir", "{dir}/file", "--", kWorker,
                   "--describe", "{dir}/ran"}),
        kSelected,
-       "--output-dir='{dir}/file': cannot create it (Not a directory); expected a writable folder",
+       "--output-dir='{dir}/file': it exists and is not a folder; expected a folder for the "
+       "reports",
        "file"},
       {"ExecProgramMissing", exec_with({"--worker", "dtensor_policy_worker"}), kSelected,
        "missing PROGRAM; expected 'nsel exec --worker NAME -- PROGRAM [ARGS...]'", ""},
@@ -338,8 +340,100 @@ std::vector<Case> exec_and_flag_cases() {
   };
 }
 
+// Every value-taking flag of every command given an empty value: a bad value, never read as
+// "not given" (an empty --html once meant no page and exit 0).
+std::vector<Case> empty_value_cases() {
+  struct Flag {
+    std::vector<std::string> command;  // the command's words
+    std::string flag;
+    std::string form;  // what the help calls its value
+  };
+  const std::vector<Flag> flags = {
+      {{"plan", "w"}, "--capture", "MODE"},
+      {{"plan", "w"}, "--output-dir", "DIR"},
+      {{"plan", "w"}, "--rank", "N"},
+      {{"plan", "w"}, "--local-rank", "N"},
+      {{"plan", "w"}, "--ranks", "LIST"},
+      {{"exec"}, "--output-dir", "DIR"},
+      {{"exec"}, "--capture", "MODE"},
+      {{"exec"}, "--rank", "N"},
+      {{"exec"}, "--local-rank", "N"},
+      {{"demo"}, "--steps", "N"},
+      {{"demo"}, "--work-ms", "MS"},
+      {{"demo"}, "--root", "DIR"},
+      {{"demo"}, "--slow-percent", "P"},
+      {{"demo"}, "--ranks", "N"},
+      {{"report"}, "--csv", "DIR"},
+      {{"report"}, "--html", "FILE"},
+      {{"report"}, "--step-name", "PATTERN"},
+      {{"report"}, "--straggler-percent", "P"},
+      {{"report"}, "--top", "N"},
+      {{"report"}, "--jobs", "N"},
+      {{"report"}, "--cache-dir", "DIR"},
+      {{"diff", "a", "b"}, "--csv", "DIR"},
+      {{"diff", "a", "b"}, "--html", "FILE"},
+      {{"diff", "a", "b"}, "--gate", "PERCENT"},
+      {{"diff", "a", "b"}, "--alpha", "P"},
+      {{"diff", "a", "b"}, "--min-change", "PERCENT"},
+      {{"diff", "a", "b"}, "--min-steps", "N"},
+      {{"diff", "a", "b"}, "--pair-by", "KEYS"},
+      {{"diff", "a", "b"}, "--step-name", "PATTERN"},
+      {{"diff", "a", "b"}, "--jobs", "N"},
+      {{"diff", "a", "b"}, "--cache-dir", "DIR"},
+      {{"diff"}, "--baseline", "PATH"},
+      {{"diff"}, "--candidate", "PATH"},
+      {{"check"}, "--expect", "N"},
+      {{"recover"}, "--importer", "PROGRAM"},
+      {{"sync"}, "--src", "DIR"},
+      {{"sync"}, "--dest", "LOG_DIR"},
+      {{"sync"}, "--every", "SECONDS"},
+      {{"sync"}, "--full-every", "SECONDS"},
+      {{"sync"}, "--max-watches", "N"},
+      {{"sync"}, "--node", "NAME"},
+      {{"doctor"}, "--output-dir", "DIR"},
+      {{"doctor"}, "--python", "PROGRAM"},
+      {{"ray", "patch"}, "--site-packages", "DIR"},
+      {{"ray", "patch"}, "--python", "PROGRAM"},
+  };
+  std::vector<Case> cases;
+  for (const Flag& f : flags) {
+    std::vector<std::string> args = f.command;
+    args.push_back(f.flag);
+    args.push_back("");
+    std::string name = "Empty";
+    for (const std::string& word : f.command) {
+      if (word.size() > 1)
+        name += std::string(1, static_cast<char>(std::toupper(word[0]))) + word.substr(1);
+    }
+    for (char c : f.flag) {
+      if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+    }
+    const std::string& help = f.command.front();
+    cases.push_back(
+        {name,
+         args,
+         {},
+         f.flag + "='': empty; expected a non-empty " + f.form + "; see 'nsel " + help + " --help'",
+         ""});
+  }
+  // Positionals too: an empty path is no path.
+  cases.push_back({"EmptyReportPath",
+                   {"report", ""},
+                   {},
+                   "PATH='': empty; expected a non-empty value; see 'nsel report --help'",
+                   ""});
+  cases.push_back({"EmptyLsRoot",
+                   {"ls", ""},
+                   {},
+                   "ROOT='': empty; expected a non-empty value; see 'nsel ls --help'",
+                   ""});
+  return cases;
+}
+
 }  // namespace
 
+INSTANTIATE_TEST_SUITE_P(EmptyValues, ErrorCatalogue, ::testing::ValuesIn(empty_value_cases()),
+                         [](const auto& test_case) { return test_case.param.name; });
 INSTANTIATE_TEST_SUITE_P(Variables, ErrorCatalogue, ::testing::ValuesIn(selection_variable_cases()),
                          [](const auto& test_case) { return test_case.param.name; });
 INSTANTIATE_TEST_SUITE_P(Flags, ErrorCatalogue, ::testing::ValuesIn(exec_and_flag_cases()),

@@ -164,7 +164,8 @@ struct RunDiff {
 RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
                   const DiffOptions& options);
 
-// --gate PERCENT: the step time is slower, by the verdict, and by more than `percent`.
+// --gate PERCENT: the step time is slower, by the verdict, and by more than `percent`; or no
+// process could be paired, so that nothing was compared (a gate never passes on no evidence).
 bool gate_fails(const RunDiff& diff, double percent);
 
 }  // namespace nsel

@@ -1,0 +1,25 @@
+// Names as a terminal shows them. A name read from a report, a manifest, a file name or the
+// command line (an NVTX range, a kernel, a worker, a folder) may hold any byte; printed raw, a
+// newline forges a line of output and an escape sequence drives the terminal. Every text
+// (terminal) renderer passes names through here; JSON and CSV keep them exact, with their own
+// escaping.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace nsel {
+
+// The rule: newline, carriage return and tab show as "\n", "\r", "\t", every other C0 control
+// byte and DEL as "\xHH", and a C1 control character (U+0080..U+009F, UTF-8 C2 80..C2 9F) as
+// "\u00HH"; every other byte as it is (UTF-8 text stays readable; a backslash too, so that text
+// already made safe by quote() passes unchanged).
+// With `max_bytes`, a longer result is cut to at most that many bytes, ending in "...", never
+// inside an escape or a UTF-8 character; the work is bounded by `max_bytes`, not by the name.
+std::string terminal_text(std::string_view name, std::size_t max_bytes = std::string::npos);
+
+// Whether `text` holds a character terminal_text escapes.
+bool has_control_characters(std::string_view text);
+
+}  // namespace nsel

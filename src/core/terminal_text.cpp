@@ -1,0 +1,101 @@
+#include "nsel/core/terminal_text.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace nsel {
+
+namespace {
+
+constexpr std::string_view kCut = "...";
+
+// The escape for the character at text[i], or empty when it shows as it is; `length` is set to
+// the bytes it covers.
+std::string escape_at(std::string_view text, std::size_t i, std::size_t& length) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  length = 1;
+  switch (c) {
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    default:
+      break;
+  }
+  char hex[8];
+  if (c < 0x20 || c == 0x7f) {
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    return hex;
+  }
+  if (c == 0xc2 && i + 1 < text.size()) {
+    const auto next = static_cast<unsigned char>(text[i + 1]);
+    if (next >= 0x80 && next <= 0x9f) {
+      length = 2;
+      std::snprintf(hex, sizeof hex, "\\u00%02x", next);
+      return hex;
+    }
+  }
+  return {};
+}
+
+// Bytes of the UTF-8 character starting with `lead` (1 for a stray byte).
+std::size_t utf8_length(unsigned char lead) {
+  if (lead >= 0xf0 && lead < 0xf8) return 4;
+  if (lead >= 0xe0) return lead < 0xf0 ? 3 : 1;
+  if (lead >= 0xc0) return 2;
+  return 1;
+}
+
+}  // namespace
+
+std::string terminal_text(std::string_view name, std::size_t max_bytes) {
+  std::string out;
+  const bool capped = max_bytes != std::string::npos;
+  if (capped) max_bytes = std::max(max_bytes, kCut.size() + 1);
+  // Room for the cut mark, so that a cut result stays within max_bytes.
+  const std::size_t room = capped ? max_bytes - kCut.size() : max_bytes;
+  out.reserve(capped ? std::min(name.size(), max_bytes) : name.size());
+  std::size_t i = 0;
+  while (i < name.size()) {
+    std::size_t length = 1;
+    std::string piece = escape_at(name, i, length);
+    if (piece.empty()) {
+      length = std::min(utf8_length(static_cast<unsigned char>(name[i])), name.size() - i);
+      piece.assign(name.substr(i, length));
+    }
+    if (capped && out.size() + piece.size() > room) {
+      // Does the rest fit whole (the mark would then be needless)?
+      std::size_t end = out.size() + piece.size();
+      std::size_t j = i + length;
+      bool fits = end <= max_bytes;
+      while (fits && j < name.size()) {
+        std::size_t more = 1;
+        const std::string escaped = escape_at(name, j, more);
+        end += escaped.empty() ? 1 : escaped.size();
+        j += more;
+        fits = end <= max_bytes;
+      }
+      if (fits) {
+        out += piece;
+        i += length;
+        continue;
+      }
+      return out + std::string(kCut);
+    }
+    out += piece;
+    i += length;
+  }
+  return out;
+}
+
+bool has_control_characters(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    std::size_t length = 1;
+    if (!escape_at(text, i, length).empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace nsel
