@@ -76,8 +76,9 @@ Action add_recover(CLI::App& app) {
         const std::optional<std::string> text = read_small_file(*r.manifest);
         const Manifest m = parse_manifest(text.value_or(""), r.manifest->string());
         std::error_code ec;
-        if (m.qdstrm && !m.report.empty() && fs::is_regular_file(*m.qdstrm, ec) &&
-            !fs::exists(m.report, ec)) {
+        // (A whole report nsys left there instead needs no conversion: the manifest names it.)
+        if (m.qdstrm && m.qdstrm->ends_with(".qdstrm") && !m.report.empty() &&
+            fs::is_regular_file(*m.qdstrm, ec) && !fs::exists(m.report, ec)) {
           leftovers.push_back(*m.qdstrm);
           report_for[*m.qdstrm] = m.report;
         }

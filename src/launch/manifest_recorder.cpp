@@ -220,11 +220,12 @@ struct ManifestRecorder::State {
     write();
   }
 
-  // The .qdstrm nsys left in its temporary folder when it could not import it where it should:
-  // "nsys-report-<id>.qdstrm", changed since this run started, whose end (where nsys writes the
-  // session's command line and the program's output files) names this run's -o value and pid.
+  // What nsys left in its temporary folder when it could not write where it should:
+  // "nsys-report-<id>.qdstrm" or "nsys-report-<id>.nsys-rep", changed since this run started,
+  // whose end (where nsys writes the session's command line and the program's output files)
+  // names this run's -o value and pid.
   // nsys opens it only once the program has ended, so it is looked for after nsys has exited.
-  std::optional<fs::path> find_left_qdstrm() const {
+  std::optional<fs::path> find_left_capture() const {
     const char* tmpdir = std::getenv("TMPDIR");
     const fs::path folder = tmpdir != nullptr && *tmpdir != '\0' ? fs::path(tmpdir) : "/tmp";
     const std::string pid_mark = "pid_" + std::to_string(manifest.pid) + "_std";
@@ -232,7 +233,10 @@ struct ManifestRecorder::State {
     for (const auto& entry : fs::directory_iterator(folder, ec)) {
       const std::string name = entry.path().filename().string();
       std::error_code entry_ec;
-      if (!name.starts_with("nsys-report-") || !name.ends_with(".qdstrm") ||
+      // A .qdstrm it could not import where it should, or a whole report it wrote there
+      // instead (Nsight Systems 2022.4 when the report's folder refused the file).
+      if (!name.starts_with("nsys-report-") ||
+          !(name.ends_with(".qdstrm") || name.ends_with(".nsys-rep")) ||
           !entry.is_regular_file(entry_ec) || entry.last_write_time(entry_ec) < started) {
         continue;
       }
@@ -399,8 +403,18 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
         "nsys did not finish within NSEL_STOP_TIMEOUT and was interrupted (exit status " +
         std::to_string(exit_status) + ")";
     m.qdstrm.reset();
-    if (m.pid != 0 &&
-        (fs::is_regular_file(report, ec) || fs::is_regular_file(first_numbered, ec))) {
+    // Where nsys writes under the final name itself (a user's own 'o'), a file there older than
+    // this run is another's: nsys refused to write over it ("File exists"). File times come
+    // from the kernel's coarse clock, a tick behind: 100 ms of slack.
+    const auto written_here = [&](const fs::path& file) {
+      std::error_code error;
+      return fs::is_regular_file(file, error) &&
+             (state_->report_output != state_->output ||
+              fs::last_write_time(file, error) >= state_->started - std::chrono::milliseconds(100));
+    };
+    const bool taken_before = m.pid != 0 && !written_here(report) &&
+                              !written_here(first_numbered) && fs::exists(report, ec);
+    if (m.pid != 0 && (written_here(report) || written_here(first_numbered))) {
       m.state = std::string(kManifestComplete);
       m.reason = stop_timed_out ? timeout_text + "; the report may lack the last steps" : "";
     } else if (m.pid != 0 && fs::is_regular_file(qdstrm, ec)) {
@@ -419,7 +433,7 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
         m.reason = "nsys could not write " + report.filename().string() + ": its folder " +
                    (problem == kManifestDiskFull ? "is full (" : "is not writable (") + detail +
                    ")";
-      } else if (state_->claim_failed) {
+      } else if (state_->claim_failed || taken_before) {
         m.state = std::string(kManifestNameTaken);
         m.reason = report.filename().string() +
                    " was taken by another file before the program started; nsys wrote no report "
@@ -430,7 +444,7 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
                    "); the step window may never have been reached";
       }
       // The capture nsys could not import where it should have: recorded for 'nsel recover'.
-      if (const auto left = state_->find_left_qdstrm()) {
+      if (const auto left = state_->find_left_capture()) {
         m.qdstrm = left->string();
         m.reason += "; nsys left the capture in " + *m.qdstrm + ", which 'nsel recover' converts";
       }

@@ -412,6 +412,14 @@ class Walker {
                                               options_.now);
       return;
     }
+    // A manifest that says its capture was lost (the name was another file's, the folder full):
+    // the file under that name is not this process's report.
+    if (finished_by_manifest && m->state != kManifestComplete && m->state != kManifestQdstrm &&
+        m->state != kManifestRunning) {
+      found.state = ReportState::missing;
+      found.reason = m->reason.empty() ? "nsys wrote no report" : m->reason;
+      return;
+    }
     if (found.bytes < kEmptyReportBytes) {
       found.state = ReportState::empty;
       found.reason = std::to_string(found.bytes) + " bytes: too small to hold a profile";

@@ -13,6 +13,7 @@
 
 #include "nsel/core/capture.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/core/manifest.hpp"
 #include "nsel/core/nsys_version.hpp"
 #include "nsel/core/values.hpp"
 #include "nsel/launch/manifest_recorder.hpp"
@@ -20,6 +21,7 @@
 #include "nsel/launch/supervisor.hpp"
 #include "nsel/reports/window_reports.hpp"
 #include "nsel/step/gpu_probe.hpp"
+#include "nsel/sys/files.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -84,6 +86,22 @@ void check_report_folder(const WorkerRequest& request, const WorkerPlan& plan) {
                           "the report's folder " + quote(folder.string()) +
                               " does not take a new file (" + problem + ")",
                           "a folder nsel and nsys can write to"));
+  }
+  // A user's own name that does not change with the process id: taken now, nsys would refuse it
+  // and write the report elsewhere.
+  if (user_output) {
+    const std::string output = plan.options.get("o").value_or("");
+    const fs::path one = expand_report_path(output, 1, working_dir);
+    if (one == expand_report_path(output, 2, working_dir)) {
+      for (const fs::path& file : files_claiming_report_name(one)) {
+        if (anything_at(file)) {
+          throw Error(bad_value(kExtraOptionsVariable, *extra_options,
+                                "its output name 'o' gives " + quote(one.string()) + ", and " +
+                                    quote(file.string()) + " exists",
+                                "an output name no file has yet, e.g. with %p (the process id)"));
+        }
+      }
+    }
   }
   const long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
   const std::string longest = longest_file_name(plan);

@@ -1,6 +1,8 @@
 // End to end: the real nsel binary, the example worker, real nsys and real reports.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -597,5 +599,73 @@ TEST(Exec, AFullReportFolderIsNamedAndTheCaptureFound) {
   EXPECT_EQ(recovered.exit_code, 0) << recovered.out << recovered.err;
   ASSERT_TRUE(fs::is_regular_file(m.report)) << recovered.out << recovered.err;
   EXPECT_EQ(exported_steps(m.report), (std::vector<long long>{2, 3}));
+  fs::remove_all(dir);
+}
+
+// The report's folder turns read-only while the program runs: nsel exec fails, says why, and
+// names where nsys left the capture ($TMPDIR), which holds the window. The manifest cannot be
+// updated in such a folder, so the line on stderr is the record.
+TEST(Exec, AFolderTurnedReadOnlyDuringTheRunIsNamedAndTheCaptureFound) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  const fs::path dir = make_temp_dir("read-only");
+  const fs::path out = dir / "reports";
+  const fs::path temp = dir / "tmp";
+  fs::create_directories(out);
+  fs::create_directories(temp);
+  // The folder turns read-only once the program runs (its steps take 6 x 400 ms).
+  const std::string script =
+      "mount -t tmpfs -o size=8m tmpfs \"$OUT\" || exit 99; \"$@\" & pid=$!; sleep 1.5; "
+      "mount -o remount,ro \"$OUT\" || { kill $pid; exit 98; }; wait $pid";
+  auto env = selection("2:4");
+  env["OUT"] = out.string();
+  env["TMPDIR"] = temp.string();
+  const auto r =
+      run({"unshare",      "--mount",    "sh",        "-c",        script,
+           "sh",           kNsel,        "exec",      "--worker",  "dtensor_policy_worker",
+           "--output-dir", out.string(), "--capture", "nvtx",      "--",
+           kWorker,        "--steps",    "6",         "--work-ms", "400"},
+          env);
+  if (r.exit_code == 99 || r.exit_code == 98) GTEST_SKIP() << "cannot mount here: " << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("no complete report (not_writable): nsys could not write"),
+            std::string::npos)
+      << r.err;
+  std::vector<fs::path> left;
+  for (const fs::path& file : files_in(temp)) {
+    const std::string name = file.filename().string();
+    if (name.starts_with("nsys-report-") && !name.ends_with(".sqlite")) left.push_back(file);
+  }
+  ASSERT_EQ(left.size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("nsys left the capture in " + left[0].string()), std::string::npos) << r.err;
+  if (left[0].extension() == ".nsys-rep") {
+    EXPECT_EQ(exported_steps(left[0]), (std::vector<long long>{2, 3}));
+  }
+  fs::remove_all(dir);
+}
+
+// A user's own output name 'o' that another file already has, and that does not change with the
+// process id: nsys would refuse it and write elsewhere, so nothing starts (exit 2, one line).
+TEST(Exec, AUsersOwnOutputNameTakenStopsTheWorkerBeforeItStarts) {
+  const fs::path dir = make_temp_dir("name-taken");
+  const fs::path out = dir / "reports";
+  fs::create_directories(out);
+  std::ofstream(out / "fixed.nsys-rep") << "an older report\n";
+  auto env = selection("2:4");
+  env["NRL_NSYS_EXTRA_OPTIONS"] = R"({"o": "fixed"})";
+  const auto r = run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+                      out.string(), "--capture", "nvtx", "--", kWorker, "--steps", "4", "--work-ms",
+                      "20", "--describe", (dir / "ran").string()},
+                     env);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err,
+            "nsel: error: NRL_NSYS_EXTRA_OPTIONS='{\"o\": \"fixed\"}': its output name 'o' "
+            "gives '" +
+                (out / "fixed.nsys-rep").string() + "', and '" + (out / "fixed.nsys-rep").string() +
+                "' exists; expected an output name no file has yet, e.g. with %p (the process "
+                "id)\n");
+  EXPECT_FALSE(fs::exists(dir / "ran"));
+  std::ifstream older(out / "fixed.nsys-rep");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(older), {}), "an older report\n");
+  EXPECT_EQ(files_in(out).size(), 1u);
   fs::remove_all(dir);
 }

@@ -63,8 +63,9 @@ struct Manifest {
   std::string report;              // the report's path as nsys was told to write it
   std::string state = std::string(kManifestRunning);
   std::string reason;  // why the state is what it is, when that is not obvious
-  // Where nsys left the capture outside the report's folder (its .qdstrm in $TMPDIR, when it
-  // could not write the report), for `nsel recover`; nullopt when it left nothing there.
+  // Where nsys left the capture outside the report's folder when it could not write the report
+  // (its .qdstrm in $TMPDIR, for `nsel recover`, or a whole nsys-report-<id>.nsys-rep there);
+  // nullopt when it left nothing there.
   std::optional<std::string> qdstrm;
 
   bool operator==(const Manifest&) const = default;
