@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nsel/core/values.hpp"
+
 namespace nsel::analyze {
 
 // Exports are input files and hostile as any: every value is checked before it is used.
@@ -22,9 +24,8 @@ inline constexpr long long kLatestTime = 1LL << 61;
 // Longer names (kernels, ranges) than this are no program's: a report with one fails.
 inline constexpr std::size_t kLongestText = 1u << 20;
 
-// `text` with every byte that is not part of a valid UTF-8 character replaced by U+FFFD: names
-// from an export go into JSON, which holds only UTF-8 (and would refuse the whole report).
-std::string valid_utf8(std::string_view text);
+// Names from an export pass through valid_utf8 (nsel/core/values.hpp): JSON holds only UTF-8
+// and would refuse the whole report.
 
 // "'abc'", "NULL", "1.5", "a blob of 3 bytes": a value as an error quotes it.
 std::string describe_value(sqlite3_value* value);

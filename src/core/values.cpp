@@ -18,38 +18,10 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool is_utf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    size_t length = 0;
-    unsigned int low = 0x80;
-    unsigned int high = 0xBF;
-    if (byte < 0x80) {
-      ++i;
-      continue;
-    } else if (byte >= 0xC2 && byte <= 0xDF) {
-      length = 1;
-    } else if (byte >= 0xE0 && byte <= 0xEF) {
-      length = 2;
-      if (byte == 0xE0) low = 0xA0;
-      if (byte == 0xED) high = 0x9F;
-    } else if (byte >= 0xF0 && byte <= 0xF4) {
-      length = 3;
-      if (byte == 0xF0) low = 0x90;
-      if (byte == 0xF4) high = 0x8F;
-    } else {
-      return false;
-    }
-    if (i + length >= text.size()) return false;  // cut short
-    for (size_t k = 1; k <= length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      const unsigned int min = k == 1 ? low : 0x80;
-      const unsigned int max = k == 1 ? high : 0xBF;
-      if (next < min || next > max) return false;
-    }
-    i += length + 1;
+  for (size_t i = 0, n = 0; i < text.size(); i += n) {
+    n = utf8_character_length(text, i);
+    if (n == 0) return false;
   }
   return true;
 }
@@ -160,6 +132,50 @@ std::string size_text(std::uintmax_t bytes) {
     std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
   }
   return text;
+}
+
+std::size_t utf8_character_length(std::string_view text, std::size_t at) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(at);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80;
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (at + length > text.size()) return 0;  // cut short
+  if (byte(at + 1) < low || byte(at + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (byte(at + k) < 0x80 || byte(at + k) > 0xBF) return 0;
+  }
+  return length;
+}
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_character_length(text, i);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
 }
 
 }  // namespace nsel

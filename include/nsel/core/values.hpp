@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,5 +31,12 @@ std::string parse_worker_name(std::string_view value, std::string_view source);
 
 // "812 B", "126.6 KiB", "2.0 GiB".
 std::string size_text(std::uintmax_t bytes);
+
+// The length of the well-formed UTF-8 character at `at` of `text` (RFC 3629: no overlong forms,
+// surrogates or code points past U+10FFFF), or 0 where there is none.
+std::size_t utf8_character_length(std::string_view text, std::size_t at);
+
+// `text` with every byte that is not part of a well-formed UTF-8 character replaced by U+FFFD.
+std::string valid_utf8(std::string_view text);
 
 }  // namespace nsel
