@@ -69,6 +69,8 @@ Action add_recover(CLI::App& app) {
     std::vector<fs::path> leftovers;
     // The .qdstrm a manifest says nsys left elsewhere ($TMPDIR), for the report it names.
     std::map<fs::path, fs::path> report_for;
+    int unnamed_failed = 0;
+    bool any_unnamed = false;
     for (const FoundReport& r : found.reports) {
       if (r.state == ReportState::qdstrm && r.qdstrm) leftovers.push_back(*r.qdstrm);
       if (r.state != ReportState::missing || !r.manifest) continue;
@@ -76,6 +78,15 @@ Action add_recover(CLI::App& app) {
         const std::optional<std::string> text = read_small_file(*r.manifest);
         const Manifest m = parse_manifest(text.value_or(""), r.manifest->string());
         std::error_code ec;
+        // A report nsys wrote under its launch's hidden name, its launcher killed before it
+        // could give the report its own name: renamed, nothing to convert.
+        if (const auto unnamed = unnamed_report_of(m)) {
+          const Naming naming = name_unnamed_report(m);
+          any_unnamed = true;
+          if (!naming.named) ++unnamed_failed;
+          std::printf("%s: %s\n", shown(unnamed->string()).c_str(), shown(naming.message).c_str());
+          continue;
+        }
         // (A whole report nsys left there instead needs no conversion: the manifest names it.)
         if (m.qdstrm && m.qdstrm->ends_with(".qdstrm") && !m.report.empty() &&
             fs::is_regular_file(*m.qdstrm, ec) && !fs::exists(m.report, ec)) {
@@ -87,8 +98,8 @@ Action add_recover(CLI::App& app) {
       }
     }
     if (leftovers.empty()) {
-      std::printf("No left-over .qdstrm files.\n");
-      return 0;
+      if (!any_unnamed) std::printf("No left-over .qdstrm files.\n");
+      return unnamed_failed > 0 ? 1 : 0;
     }
     const std::string path = environment_variable("PATH").value_or("");
     std::vector<NsysInstall> installs;
@@ -123,7 +134,7 @@ Action add_recover(CLI::App& app) {
     for (const std::string& name : used) importers += (importers.empty() ? "" : ", ") + name;
     std::printf("%zu converted, %d left as they were (importer: %s)\n", leftovers.size() - failed,
                 failed, importers.empty() ? "none" : importers.c_str());
-    return failed == 0 ? 0 : 1;
+    return failed + unnamed_failed == 0 ? 0 : 1;
   };
 }
 

@@ -1,4 +1,5 @@
 #include "nsel/reports/discovery.hpp"
+#include "nsel/reports/recovery.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -454,6 +455,10 @@ class Walker {
         found.state = ReportState::missing;
         found.reason = "nsel exec (pid " + std::to_string(m.nsel_pid) +
                        ") ended without recording an end: it was killed";
+        if (const auto unnamed = unnamed_report_of(m)) {
+          found.reason += "; nsys's report is " + quote(unnamed->string()) +
+                          ", not yet under its name: 'nsel recover' names it";
+        }
       }
       return;
     }

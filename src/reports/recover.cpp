@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/nsys_install.hpp"
 #include "nsel/reports/report_version.hpp"
+#include "nsel/sys/files.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -183,6 +185,46 @@ Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool k
     if (ec) result.message += " (the .qdstrm stays: " + ec.message() + ")";
   }
   return result;
+}
+
+std::optional<fs::path> unnamed_report_of(const Manifest& manifest) {
+  if (manifest.pid == 0 || manifest.report.empty()) return std::nullopt;
+  const auto o = std::find(manifest.command.begin(), manifest.command.end(), "-o");
+  if (o == manifest.command.end() || o + 1 == manifest.command.end()) return std::nullopt;
+  // nsel's hidden names hold only %p and %% (escape_output_name), never %h or %q{}.
+  std::string name;
+  const std::string& output = *(o + 1);
+  for (std::size_t i = 0; i < output.size(); ++i) {
+    if (output[i] == '%' && i + 1 < output.size() && output[i + 1] == 'p') {
+      name += std::to_string(manifest.pid);
+      ++i;
+    } else if (output[i] == '%' && i + 1 < output.size() && output[i + 1] == '%') {
+      name += '%';
+      ++i;
+    } else {
+      name += output[i];
+    }
+  }
+  if (!name.ends_with(".nsys-rep")) name += ".nsys-rep";
+  const fs::path hidden(name);
+  if (!hidden.filename().string().starts_with(".") || hidden == fs::path(manifest.report)) {
+    return std::nullopt;  // nsys wrote under the final name itself
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(hidden, ec))) return std::nullopt;
+  return hidden;
+}
+
+Naming name_unnamed_report(const Manifest& manifest) {
+  Naming out;
+  const auto hidden = unnamed_report_of(manifest);
+  if (!hidden) return out;
+  const int error = rename_no_replace(*hidden, manifest.report);
+  out.named = error == 0;
+  out.message = out.named
+                    ? "named " + manifest.report
+                    : "left as is: cannot name it " + manifest.report + ": " + std::strerror(error);
+  return out;
 }
 
 }  // namespace nsel

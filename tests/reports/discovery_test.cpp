@@ -13,8 +13,11 @@
 #include <set>
 #include <string>
 
+#include "nsel/core/manifest.hpp"
 #include "nsel/reports/discovery.hpp"
+#include "nsel/reports/recovery.hpp"
 #include "nsel/reports/report_files.hpp"
+#include "nsel/sys/host.hpp"
 
 namespace fs = std::filesystem;
 
@@ -137,4 +140,61 @@ TEST_F(Discover, AFolderThatCannotBeReadIsToldByEveryFinder) {
   const std::string locked = (root / "locked").string();
   EXPECT_EQ(said, "report " + ok + "\n" + std::string(nsel::kUnreadableFolderNote) + " " + locked +
                       "\nfile " + ok + "\nunread " + locked + "\n");
+}
+
+// The launcher killed between nsys's end and the rename: the report is under the launch's hidden
+// name. Discovery says where it is, and naming it puts it under the manifest's name, never over
+// another file.
+TEST_F(Discover, AReportLeftUnderItsLaunchsHiddenNameIsNamedAndCanBeNamed) {
+  const fs::path root = dir_ / "root";
+  fs::create_directories(root);
+  // A launcher and a program that have ended: children of ours, started and reaped.
+  const auto ended_pid = [] {
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    ::waitpid(child, nullptr, 0);
+    return child;
+  };
+  const pid_t launcher = ended_pid();
+  const pid_t program = ended_pid();
+  ASSERT_GT(launcher, 0);
+  ASSERT_GT(program, 0);
+  const std::string pid = std::to_string(program);
+  nsel::Manifest m;
+  m.worker = "w";
+  m.step_window = "2:4";
+  m.step_start = 2;
+  m.step_stop = 4;
+  m.pid = program;
+  m.nsel_pid = launcher;
+  m.host = nsel::host_name();
+  m.command = {"nsys", "profile", "-o", (root / ".w_2:4_%p.nsel77-abcd").string(), "prog"};
+  m.report = (root / ("w_2:4_" + pid + ".nsys-rep")).string();
+  m.start_time = "2026-12-02T05:00:00.000Z";
+  std::ofstream(root / ("w_2:4_" + pid + ".nsel.json")) << nsel::serialize_manifest(m);
+  report_at(root / (".w_2:4_" + pid + ".nsel77-abcd.nsys-rep"));
+
+  const nsel::Discovery found = nsel::discover_reports({root.string()});
+  ASSERT_EQ(found.reports.size(), 1u);
+  EXPECT_EQ(found.reports[0].state, nsel::ReportState::missing);
+  EXPECT_NE(
+      found.reports[0].reason.find("nsys's report is '" +
+                                   (root / (".w_2:4_" + pid + ".nsel77-abcd.nsys-rep")).string() +
+                                   "', not yet under its name: 'nsel recover' names it"),
+      std::string::npos)
+      << found.reports[0].reason;
+
+  const nsel::Naming named = nsel::name_unnamed_report(m);
+  EXPECT_TRUE(named.named) << named.message;
+  EXPECT_TRUE(fs::is_regular_file(m.report));
+  EXPECT_FALSE(fs::exists(root / (".w_2:4_" + pid + ".nsel77-abcd.nsys-rep")));
+  const nsel::Discovery after = nsel::discover_reports({root.string()});
+  ASSERT_EQ(after.reports.size(), 1u);
+  EXPECT_EQ(after.reports[0].state, nsel::ReportState::complete) << after.reports[0].reason;
+
+  // Never over another file: a second hidden report for a name that is taken stays where it is.
+  report_at(root / (".w_2:4_" + pid + ".nsel77-abcd.nsys-rep"));
+  const nsel::Naming refused = nsel::name_unnamed_report(m);
+  EXPECT_FALSE(refused.named);
+  EXPECT_TRUE(fs::exists(root / (".w_2:4_" + pid + ".nsel77-abcd.nsys-rep")));
 }

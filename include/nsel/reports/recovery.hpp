@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nsel/core/manifest.hpp"
 #include "nsel/core/nsys_version.hpp"
 
 namespace nsel {
@@ -48,5 +49,18 @@ struct Recovery {
 Recovery recover_qdstrm(const std::filesystem::path& qdstrm, const std::filesystem::path& importer,
                         bool keep_qdstrm = false,
                         const std::optional<std::filesystem::path>& report = std::nullopt);
+
+// The report nsys wrote under the hidden name of its launch (`nsel exec`'s `-o` in the
+// manifest's command) that never got its own name: the launcher was killed between nsys's end
+// and the rename. nullopt when there is none.
+std::optional<std::filesystem::path> unnamed_report_of(const Manifest& manifest);
+
+// Gives that report the name its manifest holds, in a rename that never replaces. Returns what
+// was done, for one line of output; `named` says whether it was.
+struct Naming {
+  bool named = false;
+  std::string message;
+};
+Naming name_unnamed_report(const Manifest& manifest);
 
 }  // namespace nsel
