@@ -19,10 +19,10 @@
 #include "check.hpp"
 #include "nsel/analyze/comparison.hpp"
 #include "nsel/analyze/diff.hpp"
-#include "nsel/analyze/render.hpp"
-#include "nsel/analyze/render_diff.hpp"
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/render/diff.hpp"
+#include "nsel/render/report.hpp"
 
 namespace {
 

@@ -88,9 +88,10 @@ after_install=()
 declaring_parts=()
 working_parts=()
 if [ "$mode" = test ]; then
-  # clang-format for the format test; libssh-4 for Nsight Systems 2023.4's importer, so that
-  # 20-nsys-2023.sh finds it installed.
-  packages+=(clang-format libssh-4)
+  # clang-format for the format test; nodejs for page_scripts_parse (node --check on the HTML
+  # pages' scripts); libssh-4 for Nsight Systems 2023.4's importer, so that 20-nsys-2023.sh finds
+  # it installed.
+  packages+=(clang-format nodejs libssh-4)
   for part in "$(dirname "$0")"/setup.d/*.sh; do
     [ -f "$part" ] || continue
     if grep -q '^packages+=' "$part"; then declaring_parts+=("$part"); else working_parts+=("$part"); fi

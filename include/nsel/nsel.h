@@ -40,6 +40,12 @@ void nsel_finish(void);
 /* 1 while capture is open, 0 otherwise. */
 int nsel_capturing(void);
 
+/* An NVTX range named `name` around a part of a step ("forward", "backward"): push at its start,
+ * pop at its end, on the same thread. Summaries show a step's top-level ranges inside it. Costs
+ * one call into NVTX, which does nothing when no tool is attached. */
+void nsel_range_push(const char* name);
+void nsel_range_pop(void);
+
 static inline void nsel_step(long long step) {
   if (__builtin_expect(__atomic_load_n(&nsel_step_control_active_, __ATOMIC_RELAXED), 0)) {
     nsel_step_begin(step);

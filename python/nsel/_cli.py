@@ -1,14 +1,6 @@
-"""`nsel` on the virtual environment's PATH: the C++ binary shipped inside the package."""
+"""Where the C++ binary sits inside the package (the plugin wraps Ray's workers with it); the
+`nsel` command itself is _nsel_cli, outside the package."""
 
 import os
-import sys
 
 BINARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "nsel")
-
-
-def main():
-    os.execv(BINARY, [BINARY, *sys.argv[1:]])
-
-
-if __name__ == "__main__":
-    main()

@@ -10,6 +10,11 @@ On the worker's own node the plugin starts the worker as `nsel exec --worker=<na
 --output-dir=<session>/logs/nsight [--rank=N ...] -- <the worker's interpreter>`:
 the interpreter Ray chose is kept, every value nsel adds is shell-quoted, `nsel exec` chooses the
 capture mode on that node, and its supervision finishes the report when Ray tears the worker down.
+
+Before that it asks, on the node, what `nsel exec` will decide (nsys there, option names it
+knows): a worker that would fail fails its runtime env at once, with nsel's one line, instead of
+dying at start and being retried by Ray for minutes. `{"nsel": {"probe": True}}` (a driver's
+check that the plugin is loaded) only sets NSEL_PLUGIN_PROBE=1 for its task.
 """
 
 import os
@@ -19,7 +24,7 @@ from ray._private.runtime_env.plugin import RuntimeEnvPlugin
 
 from . import _nsel
 from ._cli import BINARY
-from ._ray import PLUGIN_FIELD
+from ._ray import PLUGIN_FIELD, PROBE_VARIABLE
 
 _FORWARDED = frozenset(_nsel.forwarded_variables())
 
@@ -45,6 +50,8 @@ class NselPlugin(RuntimeEnvPlugin):
     @staticmethod
     def validate(runtime_env_dict):
         config = runtime_env_dict.get(PLUGIN_FIELD)
+        if isinstance(config, dict) and config.get("probe") is True and len(config) == 1:
+            return
         if not isinstance(config, dict) or not isinstance(config.get("worker"), str):
             raise ValueError(
                 f"runtime_env[{PLUGIN_FIELD!r}]={config!r}: expected "
@@ -83,6 +90,22 @@ class NselPlugin(RuntimeEnvPlugin):
         if not config:
             return
         self.validate(runtime_env)
+        if config.get("probe") is True:
+            context.env_vars[PROBE_VARIABLE] = "1"
+            return
+        forwarded = config.get("env") or {}
+        # The environment the worker will have: this node's, the actor's env_vars, then the
+        # driver's selection, which the command line below sets last.
+        variables = dict(os.environ)
+        variables.update({k: v for k, v in (runtime_env.env_vars() or {}).items()
+                          if isinstance(v, str)})
+        variables.update(forwarded)
+        try:
+            _nsel.plugin_preflight(config["worker"], variables, config.get("rank"),
+                                   config.get("local_rank"), config.get("node"), sys.executable)
+        except _nsel.Error as error:
+            # Ray retries a runtime env 3 times, 1 s apart, then fails the actor with this text.
+            raise RuntimeError(f"nsel: {error}") from None
         # On the command line (`env NAME=value`), not in context.env_vars: Ray expands $NAME in
         # those, which would rewrite an option value such as an output name.
         environment = [f"{name}={value}" for name, value in sorted((config.get("env") or {}).items())]

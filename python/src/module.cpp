@@ -1,27 +1,34 @@
 // nsel._nsel: the C++ library for Python (Ray drivers, Ray's runtime-env agent, Python workers).
 // The Python files of the package only re-export and glue; the logic stays in the library.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "nsel/core/command_line.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/core/launch_settings.hpp"
 #include "nsel/core/plan.hpp"
 #include "nsel/core/rank_selection.hpp"
 #include "nsel/core/ray_runtime_env.hpp"
 #include "nsel/core/settings.hpp"
+#include "nsel/launch/nsys_check.hpp"
+#include "nsel/launch/ray_agents.hpp"
 #include "nsel/launch/ray_patch_file.hpp"
 #include "nsel/nsel.h"
 #include "nsel/step/gpu_probe.hpp"
 #include "nsel/step/step.hpp"
 #include "nsel/sys/host.hpp"
+#include "nsel/workflow/run_worker.hpp"
 
 namespace nb = nanobind;
 
@@ -41,10 +48,10 @@ class Step {
   long long number() const { return number_; }
   Step& enter() {
     const std::string name = "step " + std::to_string(number_);
-    nvtxRangePushA(name.c_str());
+    nsel_range_push(name.c_str());
     return *this;
   }
-  void exit() { nvtxRangePop(); }
+  void exit() { nsel_range_pop(); }
 
  private:
   long long number_;
@@ -127,6 +134,28 @@ nsel::WorkerPlan plan_here(const std::string& worker, const std::string& output_
   return nsel::plan_worker(settings, request);
 }
 
+// A driver checks a selected worker's option names with this node's nsys, where there is one:
+// it is the nsys of a local cluster, and the usual image of the others. Each option set is
+// asked once per process (a driver plans one actor after another).
+void check_options_with_local_nsys(const nsel::WorkerPlan& plan) {
+  if (!plan.profile) return;
+  static std::mutex mutex;
+  static std::map<std::string, nsel::NsysCheck> nsys_by_path;
+  static std::set<std::vector<std::string>> known;
+  const std::lock_guard lock(mutex);
+  const std::string path = environment("PATH").value_or("");
+  auto found = nsys_by_path.find(path);
+  if (found == nsys_by_path.end()) found = nsys_by_path.emplace(path, nsel::check_nsys(path)).first;
+  const nsel::NsysCheck& nsys = found->second;
+  if (!nsys.path || nsys.version.empty()) return;  // no nsys here that could be asked
+  std::vector<std::string> argv = plan.options.to_argv();
+  argv.insert(argv.begin(), *nsys.path);
+  if (known.contains(argv)) return;
+  nsel::require_known_options(plan.options, *nsys.path, nsys.version,
+                              environment(nsel::kExtraOptionsVariable));
+  known.insert(std::move(argv));
+}
+
 nb::dict plan_to_dict(const nsel::WorkerPlan& plan) {
   nb::dict out;
   out["worker"] = plan.worker;
@@ -201,6 +230,10 @@ NB_MODULE(_nsel, m) {
         "Closes an open capture window now (also done at exit).");
   m.def(
       "capturing", [] { return nsel_capturing() != 0; }, "True while the capture window is open.");
+  m.def(
+      "range_push", [](const std::string& name) { nsel_range_push(name.c_str()); }, nb::arg("name"),
+      "Opens the NVTX range `name` on this thread (see nsel.range).");
+  m.def("range_pop", &nsel_range_pop, "Closes this thread's innermost NVTX range.");
 
   m.def(
       "plan_dict",
@@ -220,6 +253,7 @@ NB_MODULE(_nsel, m) {
          std::optional<long long> local_rank, std::optional<std::string> node) {
         const nsel::WorkerPlan plan = plan_here(
             worker, "", true, given_identity(rank, local_rank, node), Planner::driver_for_nsight);
+        check_options_with_local_nsys(plan);
         return std::make_pair(plan_to_dict(plan), nsel::ray_nsight_options(plan));
       },
       nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
@@ -228,8 +262,10 @@ NB_MODULE(_nsel, m) {
       "plugin_plan",
       [](const std::string& worker, std::optional<long long> rank,
          std::optional<long long> local_rank, std::optional<std::string> node) {
-        return plan_to_dict(plan_here(worker, "", false, given_identity(rank, local_rank, node),
-                                      Planner::driver_for_plugin));
+        const nsel::WorkerPlan plan = plan_here(
+            worker, "", false, given_identity(rank, local_rank, node), Planner::driver_for_plugin);
+        check_options_with_local_nsys(plan);
+        return plan_to_dict(plan);
       },
       nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
       nb::arg("node") = nb::none(),
@@ -246,6 +282,70 @@ NB_MODULE(_nsel, m) {
       nb::arg("nsel_binary"), nb::arg("worker"), nb::arg("output_dir"), nb::arg("py_executable"),
       nb::arg("environment") = std::vector<std::string>(), nb::arg("rank") = nb::none(),
       nb::arg("local_rank") = nb::none(), nb::arg("node") = nb::none());
+  m.def(
+      "plugin_preflight",
+      [](const std::string& worker, const std::map<std::string, std::string>& variables,
+         std::optional<long long> rank, std::optional<long long> local_rank,
+         std::optional<std::string> node, const std::string& program) {
+        nsel::WorkerRequest request;
+        request.worker = worker;
+        if (rank) request.identity.rank = std::to_string(*rank);
+        if (local_rank) request.identity.local_rank = std::to_string(*local_rank);
+        request.identity.node = node;
+        request.program = {program};
+        request.environment = [&variables](std::string_view name) -> std::optional<std::string> {
+          const auto found = variables.find(std::string(name));
+          if (found == variables.end()) return std::nullopt;
+          return found->second;
+        };
+        request.probe_gpu = false;   // Ray's agent is multi-threaded; nsel exec probes the node
+        request.try_options = true;  // a value nsys refuses would cost Ray's retries later
+        const nsel::WorkerLaunch launch = nsel::decide_worker(request);
+        nb::dict out;
+        out["profile"] = launch.profiled;
+        out["notices"] = launch.notices;
+        return out;
+      },
+      nb::arg("worker"), nb::arg("variables"), nb::arg("rank") = nb::none(),
+      nb::arg("local_rank") = nb::none(), nb::arg("node") = nb::none(), nb::arg("program"),
+      "What `nsel exec` will decide for the worker on this node, `variables` being the worker's "
+      "environment; raises nsel.Error with nsel exec's line where it would fail (nsys missing, "
+      "an option nsys refuses).");
+  m.def(
+      "check_settings",
+      [] {
+        // In Ray's workers and agents the settings come with each actor's runtime env and are
+        // checked where they are used; a driver's are checked as soon as it imports nsel.
+        if (nsel::started_by_raylet(environment)) return false;
+        nsel::ProfileSettings::from_environment(environment);
+        nsel::LaunchSettings::from_environment(environment);
+        nsel::decide_at_import_fix(environment);  // a bad NSEL_RAY_PATCH
+        return true;
+      },
+      "Raises nsel.Error on a malformed NRL_NSYS_* or NSEL_* value, as the CLI would; False "
+      "(nothing checked) in a process Ray started.");
+  m.def("at_import_fix", [] {
+    const nsel::AtImportFix fix = nsel::decide_at_import_fix(environment);
+    nb::dict out;
+    out["apply"] = fix.apply;
+    out["skipped_because"] = fix.skipped_because;
+    return out;
+  });
+  m.def("nsel_plugin_setting", &nsel::nsel_plugin_setting);
+  m.def(
+      "check_plugin_loaded",
+      [](const std::string& worker, const std::string& session_dir) {
+        return nsel::check_plugin_loaded(worker, session_dir) == nsel::PluginLoadedAnswer::loaded
+                   ? std::string("loaded")
+                   : std::string("unknown");
+      },
+      nb::arg("worker"), nb::arg("session_dir"));
+  m.def(
+      "check_plugin_before_ray_init",
+      [](const std::string& worker) { nsel::check_plugin_before_ray_init(worker, environment); },
+      nb::arg("worker"));
+  m.def("plugin_not_loaded_message", &nsel::plugin_not_loaded_message, nb::arg("worker"),
+        nb::arg("where"));
   m.def("shell_join", &nsel::shell_join, nb::arg("argv"));
   m.def("forwarded_variables", [] {
     std::vector<std::string> out;

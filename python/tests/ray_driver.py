@@ -4,10 +4,13 @@ saw as JSON.
 
     python ray_driver.py --address ADDR|local:TEMP_DIR --way plugin|nsight|plain --out FILE
         [--actors dtensor_policy_worker:2,vllm_generation_worker:1] [--steps 5]
-        [--teardown none|kill|exit|shutdown] [--work-ms 100] [--ranks]
+        [--teardown none|kill|exit|shutdown] [--work-ms 100] [--ranks] [--env-vars JSON]
 
 --ranks gives each actor its rank within its worker group (0, 1, ... in start order), as a driver
-of a worker group does, so that NSEL_PROFILE_RANKS picks among them.
+of a worker group does, so that NSEL_PROFILE_RANKS picks among them. --env-vars adds the
+runtime env's env_vars (what the actor's worker process gets, as its node's environment would).
+When an actor cannot start, the driver writes {"error": ..., "seconds": ...} (the seconds from
+its creation to the error) and exits 3.
 """
 
 import argparse
@@ -73,6 +76,7 @@ def main():
     parser.add_argument("--work-ms", type=int, default=100)
     parser.add_argument("--teardown", choices=["none", "kill", "exit", "shutdown"], default="none")
     parser.add_argument("--ranks", action="store_true")
+    parser.add_argument("--env-vars", default="{}")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
@@ -94,10 +98,21 @@ def main():
                 runtime_env = nsel.nsight_runtime_env(name, **identity)
             else:
                 runtime_env = {}
+            env_vars = json.loads(args.env_vars)
+            if env_vars:
+                runtime_env = dict(runtime_env, env_vars=env_vars)
+            started = time.monotonic()
             actors.append(Worker.options(runtime_env=runtime_env).remote(name))
             # One at a time: nsys sessions that start at the same moment fail more often
             # ("Local Endpoint is not available") on a loaded 2-core machine.
-            ray.get(actors[-1].describe.remote(), timeout=300)
+            try:
+                ray.get(actors[-1].describe.remote(), timeout=600)
+            except Exception as e:  # noqa: BLE001 - what the test looks at
+                with open(args.out, "w") as f:
+                    json.dump({"session_dir": session_dir, "error": f"{type(e).__name__}: {e}",
+                               "error_type": type(e).__name__,
+                               "seconds": time.monotonic() - started}, f)
+                sys.exit(3)
     described = ray.get([a.describe.remote() for a in actors], timeout=180)
     result = {"session_dir": session_dir, "actors": described}
     with open(args.out, "w") as f:

@@ -4,6 +4,7 @@ each), and reports checked with real nsys exports."""
 
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -162,18 +163,7 @@ class RayCluster:
         """Process ids whose command line or environment names this cluster's temp dir: its own
         processes, and nsys agents its workers' sessions left behind (Ray's nsight field does
         not end them; they inherit the cluster's NSEL_PWNED* variables)."""
-        found = []
-        marker = str(self.temp_dir).encode()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                continue
-            try:
-                if (marker in (entry / "cmdline").read_bytes()
-                        or marker in (entry / "environ").read_bytes()):
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-        return found
+        return processes_marked(str(self.temp_dir))
 
     def stop(self):
         if self.process.poll() is None:
@@ -183,28 +173,56 @@ class RayCluster:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and any(
-                not is_nsys_agent(pid) for pid in self.processes()):
-            time.sleep(0.5)
-        left = self.processes()
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGTERM if is_nsys_agent(pid) else signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(1 if left else 0)
-        for pid in left:
-            if not alive(pid):
-                continue  # ended on SIGTERM (its id may be someone else's by now)
-            agent = is_nsys_agent(pid)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                continue
-            if agent:  # a killed agent cannot remove its shared-memory instance itself
-                Path(f"/dev/shm/quadd-agent-instance-{pid}").unlink(missing_ok=True)
+        stop_marked(str(self.temp_dir))
         self.log.close()
+        # Tests leave /tmp as they found it; NSEL_TEST_KEEP_RAY=1 keeps the cluster's folder
+        # (its logs and sessions) to look at after a failure.
+        if os.environ.get("NSEL_TEST_KEEP_RAY") != "1":
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def processes_marked(marker):
+    """Process ids (not this one) whose command line or environment names `marker`."""
+    found = []
+    needle = marker.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if (needle in (entry / "cmdline").read_bytes()
+                    or needle in (entry / "environ").read_bytes()):
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+def stop_marked(marker):
+    """Gives the processes that name `marker` 20 s to end by themselves, then stops what is left
+    by process id (nsys agents with SIGTERM first, so that they remove their shared memory);
+    returns how many were left."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(
+            not is_nsys_agent(pid) for pid in processes_marked(marker)):
+        time.sleep(0.5)
+    left = processes_marked(marker)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGTERM if is_nsys_agent(pid) else signal.SIGKILL)
+        except OSError:
+            pass
+    time.sleep(1 if left else 0)
+    for pid in left:
+        if not alive(pid):
+            continue  # ended on SIGTERM (its id may be someone else's by now)
+        agent = is_nsys_agent(pid)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+        if agent:  # a killed agent cannot remove its shared-memory instance itself
+            Path(f"/dev/shm/quadd-agent-instance-{pid}").unlink(missing_ok=True)
+    return len(left)
 
 
 def is_nsys_agent(pid):

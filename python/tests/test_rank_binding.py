@@ -25,6 +25,9 @@ def env(monkeypatch):
     monkeypatch.setenv("NRL_NSYS_WORKER_PATTERNS", "*policy*")
     monkeypatch.setenv("NRL_NSYS_PROFILE_STEP_RANGE", "2:4")
     monkeypatch.setenv("NSEL_CAPTURE", "nvtx")  # no GPU probe in these tests
+    # As for a driver whose ray.init() will start a local cluster that loads nsel's plugin
+    # (without it plugin_runtime_env refuses a selected worker; see test_ray_fail_fast.py).
+    monkeypatch.setenv("RAY_RUNTIME_ENV_PLUGINS", '[{"class": "nsel.ray_plugin.NselPlugin"}]')
     return monkeypatch
 
 

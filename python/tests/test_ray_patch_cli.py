@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ray_support import VENV_PYTHON, base_environment, nsel_cli, ray_site_packages
+from ray_support import (PLUGIN_SETTING, SELECT, VENV_PYTHON, base_environment, nsel_cli,
+                         ray_site_packages)
 
 ORIGINAL = 'context.py_executable = " ".join(self.nsight_cmd) + " python"'
 FIXED = 'context.py_executable = " ".join(self.nsight_cmd) + f" {context.py_executable}"'
@@ -151,7 +152,31 @@ def test_import_fixes_the_launcher_when_profiling_is_on(site):
     assert done.returncode == 0, done.stderr
     assert done.stdout == "patched\n"
     assert FIXED in nsight_py(site).read_text()
-    assert import_nsel(site, {"NRL_NSYS_WORKER_PATTERNS": "*"}).stdout == "already patched\n"
+    assert import_nsel(site, dict(SELECT, NRL_NSYS_WORKER_PATTERNS="*")).stdout == \
+        "already patched\n"
+
+
+@pytest.mark.parametrize("where", ["NSEL_RAY_PATCH=0", "plugin", "worker"])
+def test_import_leaves_ray_alone_where_no_fix_is_wanted(site, where):
+    """The opt-out, a driver whose cluster loads nsel's plugin (which keeps the interpreter
+    itself), and a process Ray started (a worker imports nsel too): none writes Ray's files."""
+    extra = {"NSEL_RAY_PATCH=0": {"NSEL_RAY_PATCH": "0"},
+             "plugin": {"RAY_RUNTIME_ENV_PLUGINS": PLUGIN_SETTING},
+             "worker": {"RAY_RAYLET_PID": str(os.getpid())}}[where]
+    before = nsight_py(site).stat().st_mtime_ns
+    done = import_nsel(site, dict(SELECT, **extra))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "None\n"
+    assert done.stderr == ""
+    assert ORIGINAL in nsight_py(site).read_text()
+    assert nsight_py(site).stat().st_mtime_ns == before
+
+
+def test_a_bad_opt_out_value_is_the_one_line_error_at_import(site):
+    done = import_nsel(site, dict(SELECT, NSEL_RAY_PATCH="maybe"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1].startswith("nsel._nsel.Error: NSEL_RAY_PATCH='maybe': ")
+    assert ORIGINAL in nsight_py(site).read_text()
 
 
 @pytest.mark.parametrize("problem", ["not writable", "line not found", "not a file"])
@@ -164,7 +189,7 @@ def test_import_never_fails(site, problem):
     else:
         nsight_py(site).unlink()
         nsight_py(site).mkdir()
-    done = import_nsel(site, {"NRL_NSYS_WORKER_PATTERNS": "*policy*"}, user=user)
+    done = import_nsel(site, SELECT, user=user)
     assert done.returncode == 0, done.stderr
     if problem == "not a file":
         assert done.stdout == "None\n"
@@ -173,11 +198,34 @@ def test_import_never_fails(site, problem):
         assert len(done.stderr.splitlines()) == 1
 
 
-def test_plugin_runtime_env_rejects_bad_settings():
-    env = dict(base_environment(), NRL_NSYS_WORKER_PATTERNS="*policy*",
-               NRL_NSYS_PROFILE_STEP_RANGE="0:10")
-    code = ("import sys\nsys.modules['ray'] = None  # hidden: the venv's Ray stays as it is\n"
-            "import nsel\ntry:\n    nsel.plugin_runtime_env('dtensor_policy_worker')\n"
-            "except nsel.Error as e:\n    print(e)")
+@pytest.mark.parametrize("variable,value,line", [
+    ("NRL_NSYS_PROFILE_STEP_RANGE", "0:10",
+     "NRL_NSYS_PROFILE_STEP_RANGE='0:10': start must be >= 1"),
+    ("NRL_NSYS_EXTRA_OPTIONS", "{bad", "NRL_NSYS_EXTRA_OPTIONS='{bad': "),
+    ("NSEL_PROFILE_RANKS", "one", "NSEL_PROFILE_RANKS='one': "),
+])
+def test_import_raises_the_clis_line_before_ray_is_touched(variable, value, line):
+    """A malformed setting is nsel.Error at `import nsel`, with the line the CLI prints (exit 2),
+    before Ray is imported (here it cannot be), so before any cluster or actor starts."""
+    env = dict(base_environment(), **SELECT)
+    env[variable] = value
+    code = ("import sys, time\nsys.modules['ray'] = None  # Ray cannot be imported at all\n"
+            "start = time.monotonic()\ntry:\n    import nsel\nexcept Exception as e:\n"
+            "    print(type(e).__module__, type(e).__name__, time.monotonic() - start)\n"
+            "    print(e)")
     done = subprocess.run([VENV_PYTHON, "-c", code], capture_output=True, text=True, env=env)
-    assert done.stdout.startswith("NRL_NSYS_PROFILE_STEP_RANGE='0:10': start must be >= 1")
+    assert done.returncode == 0, done.stderr
+    kind, message = done.stdout.splitlines()
+    module, name, seconds = kind.split()
+    assert (module, name) == ("nsel._nsel", "Error")
+    assert float(seconds) < 5
+    assert message.startswith(line), message
+    cli = subprocess.run([nsel_cli(), "plan", "dtensor_policy_worker"], capture_output=True,
+                         text=True, env=env)
+    assert cli.returncode == 2
+    assert cli.stderr == f"nsel: error: {message}\n"
+    # Ray's workers get their settings with their runtime env: their import checks nothing.
+    env["RAY_RAYLET_PID"] = str(os.getpid())
+    worker = subprocess.run([VENV_PYTHON, "-c", "import nsel"], capture_output=True, text=True,
+                            env=env)
+    assert worker.returncode == 0, worker.stderr

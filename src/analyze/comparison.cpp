@@ -7,6 +7,34 @@
 
 namespace nsel {
 
+std::optional<double> median_across(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  const std::size_t n = values.size();
+  std::sort(values.begin(), values.end());
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+std::optional<double> median_of_others(const std::vector<std::optional<long long>>& values,
+                                       std::size_t index) {
+  std::vector<double> others;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i != index && values[i]) others.push_back(static_cast<double>(*values[i]));
+  }
+  return median_across(std::move(others));
+}
+
+std::optional<double> percent_above_others(const std::vector<std::optional<long long>>& values,
+                                           std::size_t index) {
+  if (index >= values.size() || !values[index]) return std::nullopt;
+  const std::optional<double> median = median_of_others(values, index);
+  if (!median || *median <= 0) return std::nullopt;
+  return (static_cast<double>(*values[index]) / *median - 1.0) * 100.0;
+}
+
+bool is_straggler(const std::optional<double>& percent_above, double threshold_percent) {
+  return percent_above && *percent_above > threshold_percent;
+}
+
 StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
                              double straggler_percent) {
   StepComparison out;
@@ -38,26 +66,21 @@ StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
     for (std::size_t p = 0; p < talk.size(); ++p) {
       if (talk[p]) row.communication_wait_ns[p] = *talk[p] - *least;
     }
-    std::vector<long long> present;
+    std::vector<double> present;
     for (const auto& d : row.duration_ns) {
-      if (d) present.push_back(*d);
+      if (d) present.push_back(static_cast<double>(*d));
     }
-    std::sort(present.begin(), present.end());
-    const std::size_t n = present.size();
-    row.median_ns =
-        n % 2
-            ? static_cast<double>(present[n / 2])
-            : (static_cast<double>(present[n / 2 - 1]) + static_cast<double>(present[n / 2])) / 2.0;
-    const double limit = row.median_ns * (1.0 + straggler_percent / 100.0);
+    row.median_ns = median_across(std::move(present)).value_or(0);
     long long slowest = -1;
     for (std::size_t p = 0; p < row.duration_ns.size(); ++p) {
+      row.percent_above_others.push_back(percent_above_others(row.duration_ns, p));
       const auto& d = row.duration_ns[p];
       if (!d) continue;
       if (*d > slowest) {
         slowest = *d;
         row.slowest = p;
       }
-      if (static_cast<double>(*d) > limit) row.stragglers.push_back(p);
+      if (is_straggler(row.percent_above_others[p], straggler_percent)) row.stragglers.push_back(p);
     }
     std::sort(row.stragglers.begin(), row.stragglers.end(), [&](std::size_t a, std::size_t b) {
       return *row.duration_ns[a] > *row.duration_ns[b];

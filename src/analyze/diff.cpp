@@ -9,6 +9,8 @@
 #include <type_traits>
 
 #include "analyze/rank_tests.hpp"
+#include "nsel/analyze/comparison.hpp"
+#include "nsel/analyze/range_names.hpp"
 #include "nsel/core/error.hpp"
 
 namespace nsel {
@@ -67,15 +69,15 @@ std::string pairing_rule_text(const PairingRule& rule) {
   return out;
 }
 
-std::string_view verdict_name(Verdict verdict) {
+std::string_view verdict_name(ChangeVerdict verdict) {
   switch (verdict) {
-    case Verdict::faster:
+    case ChangeVerdict::faster:
       return "faster";
-    case Verdict::slower:
+    case ChangeVerdict::slower:
       return "slower";
-    case Verdict::unchanged:
+    case ChangeVerdict::unchanged:
       return "unchanged";
-    case Verdict::inconclusive:
+    case ChangeVerdict::inconclusive:
       return "inconclusive";
   }
   return "inconclusive";
@@ -146,10 +148,6 @@ void explain_few_steps(Change& change, std::size_t baseline_steps, std::size_t c
   }
 }
 
-double median_of(std::vector<double> values) {
-  return distribution_of(std::move(values)).median;
-}
-
 }  // namespace
 
 Change compare_step_values(const std::vector<double>& baseline,
@@ -167,9 +165,9 @@ Change compare_step_values(const std::vector<double>& baseline,
                                 ? difference != 0
                                 : std::fabs(out.change_percent) >= options.min_change_percent;
   if (out.p_value < options.alpha && large_enough) {
-    out.verdict = difference < 0 ? Verdict::faster : Verdict::slower;
+    out.verdict = difference < 0 ? ChangeVerdict::faster : ChangeVerdict::slower;
   } else {
-    out.verdict = Verdict::unchanged;
+    out.verdict = ChangeVerdict::unchanged;
   }
   return out;
 }
@@ -227,10 +225,12 @@ struct Pairing {
   std::vector<long long> paired_steps;
 };
 
+// A side's processes by pairing key (key_of).
+using ProcessesByKey = std::map<std::string, std::vector<const ProcessSummary*>>;
+
 // Processes of a side by key, each key's in the order of their labels.
-std::map<std::string, std::vector<const ProcessSummary*>> by_key(const ReportSet& set,
-                                                                 const PairingRule& rule) {
-  std::map<std::string, std::vector<const ProcessSummary*>> out;
+ProcessesByKey by_key(const ReportSet& set, const PairingRule& rule) {
+  ProcessesByKey out;
   for (const ProcessSummary& p : set.processes) out[key_of(p.identity, rule)].push_back(&p);
   for (auto& [key, list] : out) {
     std::stable_sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
@@ -275,10 +275,8 @@ UnpairedProcess unpaired_of(const std::string& side, const std::string& key,
 
 // Why nothing was compared: the keys each side had, so that a wrong --pair-by or two runs of
 // different jobs show at once (rather than a blame on missing steps).
-std::string no_pair_reason(
-    const std::map<std::string, std::vector<const ProcessSummary*>>& baseline,
-    const std::map<std::string, std::vector<const ProcessSummary*>>& candidate,
-    const PairingRule& rule) {
+std::string no_pair_reason(const ProcessesByKey& baseline, const ProcessesByKey& candidate,
+                           const PairingRule& rule) {
   const auto keys = [](const auto& by) {
     std::string out;
     std::size_t shown = 0;
@@ -320,8 +318,8 @@ Change job_change(const std::vector<Pairing>& pairs, const JobMetric& metric,
     if (b.empty()) continue;
     all_baseline.insert(all_baseline.end(), b.begin(), b.end());
     all_candidate.insert(all_candidate.end(), c.begin(), c.end());
-    step_baseline.push_back(median_of(b));
-    step_candidate.push_back(median_of(c));
+    step_baseline.push_back(*median_across(b));
+    step_candidate.push_back(*median_across(c));
   }
   Change out = compare_step_values(step_baseline, step_candidate, options);
   out.baseline = distribution_of(all_baseline);
@@ -351,49 +349,17 @@ Change pair_change(const Pairing& pair, const JobMetric& metric, const DiffOptio
   return out;
 }
 
-// Instances of one name, pooled over processes and rows (grids, blocks): count and total add;
-// the mean and sample variance combine exactly from each part's.
+// Instances of one name, pooled over processes and rows (grids, blocks), as pool_stats pools
+// them (no median: the parts' medians do not make one; nsel diff compares counts, totals and
+// means).
 struct Pool {
   bool communication = false;
-  long long count = 0;
-  long long total = 0;
-  long long min = 0;
-  long long max = 0;
   std::vector<DurationStats> parts;
 
   void add(const DurationStats& s) {
-    if (s.count == 0) return;
-    min = count == 0 ? s.min : std::min(min, s.min);
-    max = count == 0 ? s.max : std::max(max, s.max);
-    count += s.count;
-    total += s.total;
-    parts.push_back(s);
+    if (s.count > 0) parts.push_back(s);
   }
-
-  DurationStats stats() const {
-    DurationStats s;
-    s.count = count;
-    if (count == 0) return s;
-    s.total = total;
-    s.min = min;
-    s.max = max;
-    const auto n = static_cast<double>(count);
-    s.mean = static_cast<double>(total) / n;
-    if (count > 1) {
-      // Squares about the pooled mean: each part's about its own, (n - 1) s^2, plus its
-      // n (mean - pooled mean)^2; no large sums of squares to cancel.
-      double squares = 0;
-      for (const DurationStats& part : parts) {
-        const auto part_n = static_cast<double>(part.count);
-        const double offset = part.mean - s.mean;
-        squares += (part_n - 1.0) * part.stddev * part.stddev + part_n * offset * offset;
-      }
-      s.stddev = std::sqrt(squares / (n - 1.0));
-    }
-    // No median: the instances are gone and the parts' medians do not make one; nsel diff
-    // compares counts, totals and means.
-    return s;
-  }
+  DurationStats stats() const { return pool_stats(parts); }
 };
 
 TotalsDiff totals_diff(const std::string& name, const Pool& baseline, const Pool& candidate,
@@ -416,9 +382,9 @@ TotalsDiff totals_diff(const std::string& name, const Pool& baseline, const Pool
   out.mean_p_value = analyze::welch_two_sided_p(b, c);
   const double mean_change = change_percent_of(b.mean, c.mean);
   if (out.mean_p_value < options.alpha && std::fabs(mean_change) >= options.min_change_percent) {
-    out.mean_verdict = c.mean < b.mean ? Verdict::faster : Verdict::slower;
+    out.mean_verdict = c.mean < b.mean ? ChangeVerdict::faster : ChangeVerdict::slower;
   } else {
-    out.mean_verdict = Verdict::unchanged;
+    out.mean_verdict = ChangeVerdict::unchanged;
   }
   return out;
 }
@@ -455,26 +421,19 @@ std::vector<TotalsDiff> totals_diffs(const std::vector<Pairing>& pairs,
   return out;
 }
 
-bool verdict_is_a_change(Verdict v) {
-  return v == Verdict::faster || v == Verdict::slower;
+bool verdict_is_a_change(ChangeVerdict v) {
+  return v == ChangeVerdict::faster || v == ChangeVerdict::slower;
 }
 
-}  // namespace
-
-RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
-                  const DiffOptions& options) {
-  RunDiff out;
-  out.options = options;
-  out.baseline.processes = baseline.processes.size();
-  out.baseline.failures = baseline.failures;
-  out.candidate.processes = candidate.processes.size();
-  out.candidate.failures = candidate.failures;
-
-  // Pair the processes.
+// The processes of both runs as paired: each pair as the engine reads it (Pairing) and as the
+// output shows it (ProcessPairDiff), at the same index.
+struct PairedProcesses {
   std::vector<Pairing> pairings;
   std::vector<ProcessPairDiff> pairs;
-  const auto add_pair = [&](const std::string& key, const std::string& paired_by,
-                            const ProcessSummary& b, const ProcessSummary& c) {
+  std::vector<UnpairedProcess> unpaired;
+
+  void add(const std::string& key, const std::string& paired_by, const ProcessSummary& b,
+           const ProcessSummary& c) {
     ProcessPairDiff pair;
     pair.key = key;
     pair.baseline = b.identity;
@@ -487,41 +446,53 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
     pairing.baseline = &b;
     pairing.candidate = &c;
     pairings.push_back(std::move(pairing));
-  };
-  const auto baseline_keys = by_key(baseline, options.pairing);
-  const auto candidate_keys = by_key(candidate, options.pairing);
+  }
+};
+
+// Processes of one key are paired in the order of their labels; those a side has beyond the
+// other's count stay unpaired.
+PairedProcesses pair_processes(const ReportSet& baseline, const ReportSet& candidate,
+                               const ProcessesByKey& baseline_keys,
+                               const ProcessesByKey& candidate_keys) {
+  PairedProcesses out;
   if (baseline.processes.size() == 1 && candidate.processes.size() == 1 &&
       baseline_keys.begin()->first != candidate_keys.begin()->first) {
     // One process a side (two single-process runs, reports named after the run): they are
     // the same process of two runs, whatever their keys say.
-    add_pair(baseline_keys.begin()->first + " / " + candidate_keys.begin()->first, "only process",
-             baseline.processes.front(), candidate.processes.front());
-  } else {
-    for (const auto& [key, list] : baseline_keys) {
-      const auto found = candidate_keys.find(key);
-      const std::size_t other = found == candidate_keys.end() ? 0 : found->second.size();
-      const std::string paired_by = list.size() == 1 && other == 1 ? "identity" : "order";
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        if (i < other) {
-          add_pair(key, paired_by, *list[i], *found->second[i]);
-        } else {
-          out.unpaired.push_back(unpaired_of("baseline", key, *list[i]));
-        }
-      }
-    }
-    for (const auto& [key, list] : candidate_keys) {
-      const auto found = baseline_keys.find(key);
-      const std::size_t other = found == baseline_keys.end() ? 0 : found->second.size();
-      for (std::size_t i = other; i < list.size(); ++i) {
-        out.unpaired.push_back(unpaired_of("candidate", key, *list[i]));
+    out.add(baseline_keys.begin()->first + " / " + candidate_keys.begin()->first, "only process",
+            baseline.processes.front(), candidate.processes.front());
+    return out;
+  }
+  for (const auto& [key, list] : baseline_keys) {
+    const auto found = candidate_keys.find(key);
+    const std::size_t other = found == candidate_keys.end() ? 0 : found->second.size();
+    const std::string paired_by = list.size() == 1 && other == 1 ? "identity" : "order";
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (i < other) {
+        out.add(key, paired_by, *list[i], *found->second[i]);
+      } else {
+        out.unpaired.push_back(unpaired_of("baseline", key, *list[i]));
       }
     }
   }
+  for (const auto& [key, list] : candidate_keys) {
+    const auto found = baseline_keys.find(key);
+    const std::size_t other = found == baseline_keys.end() ? 0 : found->second.size();
+    for (std::size_t i = other; i < list.size(); ++i) {
+      out.unpaired.push_back(unpaired_of("candidate", key, *list[i]));
+    }
+  }
+  return out;
+}
 
-  // Pair the steps of each pair.
+// Pairs the steps of each pair by number, noting each pair's steps that only one side has,
+// and in `out` the steps that no pair has on both sides. Returns the step numbers some pair
+// has on both sides, in order.
+std::vector<long long> pair_steps(PairedProcesses& paired, RunDiff& out) {
   std::set<long long> paired_steps, only_baseline, only_candidate;
-  for (std::size_t i = 0; i < pairings.size(); ++i) {
-    Pairing& p = pairings[i];
+  for (std::size_t i = 0; i < paired.pairings.size(); ++i) {
+    Pairing& p = paired.pairings[i];
+    ProcessPairDiff& pair = paired.pairs[i];
     p.baseline_steps = steps_of(*p.baseline);
     p.candidate_steps = steps_of(*p.candidate);
     for (const auto& [step, values] : p.baseline_steps) {
@@ -529,13 +500,13 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
         p.paired_steps.push_back(step);
         paired_steps.insert(step);
       } else {
-        pairs[i].steps_only_in_baseline.push_back(step);
+        pair.steps_only_in_baseline.push_back(step);
         only_baseline.insert(step);
       }
     }
     for (const auto& [step, values] : p.candidate_steps) {
       if (!p.baseline_steps.count(step)) {
-        pairs[i].steps_only_in_candidate.push_back(step);
+        pair.steps_only_in_candidate.push_back(step);
         only_candidate.insert(step);
       }
     }
@@ -546,27 +517,36 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
   for (long long step : only_candidate) {
     if (!paired_steps.count(step)) out.steps_only_in_candidate.push_back(step);
   }
-  const std::vector<long long> step_numbers(paired_steps.begin(), paired_steps.end());
+  return {paired_steps.begin(), paired_steps.end()};
+}
 
-  // The job's metrics.
-  const JobMetric step_metric{MetricDiff::Kind::step, "step", false,
-                              [](const StepValues& v) { return v.duration; }};
-  out.metrics.push_back({step_metric.kind, step_metric.name,
-                         job_change(pairings, step_metric, step_numbers, options)});
-  const JobMetric communication{MetricDiff::Kind::communication, "communication", true,
-                                [](const StepValues& v) { return v.communication; }};
-  const JobMetric compute{MetricDiff::Kind::compute, "compute", true,
-                          [](const StepValues& v) { return v.compute; }};
-  const JobMetric gpu_idle{MetricDiff::Kind::gpu_idle, "GPU idle", true,
-                           [](const StepValues& v) { return v.gpu_idle; }};
-  const bool gpu = std::any_of(pairings.begin(), pairings.end(), [](const Pairing& p) {
-    return p.baseline->has_gpu && p.candidate->has_gpu;
-  });
-  if (gpu) {
-    for (const JobMetric* m : {&communication, &compute, &gpu_idle}) {
-      out.metrics.push_back({m->kind, m->name, job_change(pairings, *m, step_numbers, options)});
-    }
-  }
+// The metrics the job and each pair are judged on.
+JobMetric step_metric() {
+  return {MetricDiff::Kind::step, "step", false, [](const StepValues& v) { return v.duration; }};
+}
+JobMetric communication_metric() {
+  return {MetricDiff::Kind::communication, "communication", true,
+          [](const StepValues& v) { return v.communication; }};
+}
+JobMetric compute_metric() {
+  return {MetricDiff::Kind::compute, "compute", true,
+          [](const StepValues& v) { return v.compute; }};
+}
+JobMetric gpu_idle_metric() {
+  return {MetricDiff::Kind::gpu_idle, "GPU idle", true,
+          [](const StepValues& v) { return v.gpu_idle; }};
+}
+JobMetric range_metric(const std::string& name) {
+  return {MetricDiff::Kind::range, name, false, [name](const StepValues& v) {
+            const auto found = v.ranges.find(name);
+            return found == v.ranges.end() ? 0.0 : found->second;  // absent: 0
+          }};
+}
+
+// Every top-level range of the paired steps, on either side, largest baseline median first.
+std::vector<MetricDiff> range_metrics(const std::vector<Pairing>& pairings,
+                                      const std::vector<long long>& step_numbers,
+                                      const DiffOptions& options) {
   std::set<std::string> range_names;
   for (const Pairing& p : pairings) {
     for (long long step : p.paired_steps) {
@@ -576,27 +556,45 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
   }
   std::vector<MetricDiff> ranges;
   for (const std::string& name : range_names) {
-    const JobMetric range{MetricDiff::Kind::range, name, false, [name](const StepValues& v) {
-                            const auto found = v.ranges.find(name);
-                            return found == v.ranges.end() ? 0.0 : found->second;  // absent: 0
-                          }};
+    const JobMetric range = range_metric(name);
     ranges.push_back({range.kind, name, job_change(pairings, range, step_numbers, options)});
   }
   std::stable_sort(ranges.begin(), ranges.end(), [](const MetricDiff& a, const MetricDiff& b) {
     return a.change.baseline_steps.median > b.change.baseline_steps.median;
   });
-  out.metrics.insert(out.metrics.end(), ranges.begin(), ranges.end());
-  if (pairings.empty()) {
-    out.metrics.front().change.reason =
-        no_pair_reason(baseline_keys, candidate_keys, options.pairing);
-  }
+  return ranges;
+}
 
-  // Each pair against the job.
-  const Change& job_step = out.metrics.front().change;
-  for (std::size_t i = 0; i < pairings.size(); ++i) {
-    ProcessPairDiff& pair = pairs[i];
-    const Pairing& p = pairings[i];
-    pair.step = pair_change(p, step_metric, options);
+// The job's metrics in RunDiff::metrics's order: the step time; communication, compute and GPU
+// idle when some pair has GPU data on both sides; then the ranges.
+std::vector<MetricDiff> job_metrics(const std::vector<Pairing>& pairings,
+                                    const std::vector<long long>& step_numbers,
+                                    const DiffOptions& options) {
+  std::vector<MetricDiff> out;
+  const JobMetric step = step_metric();
+  out.push_back({step.kind, step.name, job_change(pairings, step, step_numbers, options)});
+  const bool gpu = std::any_of(pairings.begin(), pairings.end(), [](const Pairing& p) {
+    return p.baseline->has_gpu && p.candidate->has_gpu;
+  });
+  if (gpu) {
+    for (const JobMetric& m : {communication_metric(), compute_metric(), gpu_idle_metric()}) {
+      out.push_back({m.kind, m.name, job_change(pairings, m, step_numbers, options)});
+    }
+  }
+  std::vector<MetricDiff> ranges = range_metrics(pairings, step_numbers, options);
+  out.insert(out.end(), ranges.begin(), ranges.end());
+  return out;
+}
+
+// Each pair's own verdicts, and whether its step time moved otherwise than the job's.
+void judge_pairs(PairedProcesses& paired, const Change& job_step, const DiffOptions& options) {
+  const JobMetric step = step_metric();
+  const JobMetric compute = compute_metric();
+  const JobMetric communication = communication_metric();
+  for (std::size_t i = 0; i < paired.pairings.size(); ++i) {
+    ProcessPairDiff& pair = paired.pairs[i];
+    const Pairing& p = paired.pairings[i];
+    pair.step = pair_change(p, step, options);
     if (p.baseline->has_gpu && p.candidate->has_gpu) {
       pair.compute = pair_change(p, compute, options);
       pair.communication = pair_change(p, communication, options);
@@ -605,8 +603,12 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
     pair.out_of_line =
         verdict_is_a_change(pair.step.verdict) && pair.step.verdict != job_step.verdict;
   }
+}
 
-  // Steps across the pairs.
+// Each paired step number: its time across the pairs that have it on both sides.
+std::vector<StepDiff> step_diffs(const std::vector<Pairing>& pairings,
+                                 const std::vector<long long>& step_numbers) {
+  std::vector<StepDiff> out;
   for (long long step : step_numbers) {
     std::vector<double> b, c;
     for (const Pairing& p : pairings) {
@@ -621,26 +623,62 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
     d.baseline = distribution_of(b);
     d.candidate = distribution_of(c);
     d.change_percent = change_percent_of(d.baseline.median, d.candidate.median);
-    out.steps.push_back(d);
+    out.push_back(d);
   }
+  return out;
+}
 
-  out.kernels = totals_diffs(pairings, &ProcessSummary::kernels, options);
-  out.nvtx = totals_diffs(pairings, &ProcessSummary::nvtx, options);
-
-  // Sorted by key; pairs of one key keep their label order.
+// Sorted by key; pairs of one key keep their label order.
+std::vector<ProcessPairDiff> sorted_by_key(std::vector<ProcessPairDiff> pairs) {
   std::vector<std::size_t> order(pairs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return natural_less(pairs[a].key, pairs[b].key);
   });
-  // The baseline's first, each side's by key and label.
-  std::stable_sort(out.unpaired.begin(), out.unpaired.end(),
+  std::vector<ProcessPairDiff> out;
+  for (std::size_t i : order) out.push_back(std::move(pairs[i]));
+  return out;
+}
+
+// The baseline's first, each side's by key and label.
+void sort_unpaired(std::vector<UnpairedProcess>& unpaired) {
+  std::stable_sort(unpaired.begin(), unpaired.end(),
                    [](const UnpairedProcess& a, const UnpairedProcess& b) {
                      if (a.side != b.side) return a.side == "baseline";
                      if (a.key != b.key) return natural_less(a.key, b.key);
                      return a.label < b.label;
                    });
-  for (std::size_t i : order) out.pairs.push_back(std::move(pairs[i]));
+}
+
+}  // namespace
+
+RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
+                  const DiffOptions& options) {
+  RunDiff out;
+  out.options = options;
+  out.baseline.processes = baseline.processes.size();
+  out.baseline.failures = baseline.failures;
+  out.candidate.processes = candidate.processes.size();
+  out.candidate.failures = candidate.failures;
+
+  const ProcessesByKey baseline_keys = by_key(baseline, options.pairing);
+  const ProcessesByKey candidate_keys = by_key(candidate, options.pairing);
+  PairedProcesses paired = pair_processes(baseline, candidate, baseline_keys, candidate_keys);
+  const std::vector<long long> step_numbers = pair_steps(paired, out);
+
+  out.metrics = job_metrics(paired.pairings, step_numbers, options);
+  if (paired.pairings.empty()) {
+    out.metrics.front().change.reason =
+        no_pair_reason(baseline_keys, candidate_keys, options.pairing);
+  }
+  judge_pairs(paired, out.metrics.front().change, options);
+  out.steps = step_diffs(paired.pairings, step_numbers);
+  out.kernels = totals_diffs(paired.pairings, &ProcessSummary::kernels, options);
+  out.nvtx = totals_diffs(paired.pairings, &ProcessSummary::nvtx, options);
+
+  out.pairs = sorted_by_key(std::move(paired.pairs));
+  out.unpaired = std::move(paired.unpaired);
+  sort_unpaired(out.unpaired);
   return out;
 }
 
@@ -648,7 +686,7 @@ bool gate_fails(const RunDiff& diff, double percent) {
   // Nothing compared is no evidence of "not slower".
   if (diff.metrics.empty() || diff.pairs.empty()) return true;
   const Change& step = diff.step_time().change;
-  return step.verdict == Verdict::slower && step.change_percent > percent;
+  return step.verdict == ChangeVerdict::slower && step.change_percent > percent;
 }
 
 }  // namespace nsel

@@ -59,6 +59,139 @@ struct Target {
     if (in_range <= kCollectAtMost) return static_cast<std::size_t>(in_range) * 8;
     return static_cast<std::size_t>(logarithmic ? kLogBuckets : kBuckets) * 4;
   }
+
+  // This pass keeps the values in range when they are few, else counts them in buckets.
+  void begin_pass() {
+    collect = in_range <= kCollectAtMost;
+    if (collect) {
+      kept.clear();
+      kept.reserve(static_cast<std::size_t>(in_range));
+    } else if (logarithmic) {
+      histogram.assign(static_cast<std::size_t>(kLogBuckets), 0);
+    } else {
+      // The span fits in 64 bits: durations are differences of non-negative timestamps.
+      const auto span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
+      width = static_cast<std::int64_t>((span + kBuckets - 1) / kBuckets);
+      histogram.assign(static_cast<std::size_t>(kBuckets), 0);
+    }
+  }
+
+  void count(std::int64_t v) {
+    if (v < lo || v > hi) return;
+    const auto offset = static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(lo);
+    if (collect) {
+      kept.push_back(v);
+    } else if (logarithmic) {
+      ++histogram[log_bucket(offset)];
+    } else {
+      ++histogram[static_cast<std::size_t>(offset / static_cast<std::uint64_t>(width))];
+    }
+  }
+
+  void end_pass() {
+    if (collect) {
+      select_kept();
+    } else {
+      narrow_to_bucket();
+    }
+  }
+
+  void select_kept() {
+    auto nth = kept.begin() + rank;
+    std::nth_element(kept.begin(), nth, kept.end());
+    value = *nth;
+    resolved = true;
+    std::vector<std::int64_t>().swap(kept);
+  }
+
+  // [lo, hi] becomes the bucket that holds the rank, and the rank one within it.
+  void narrow_to_bucket() {
+    long long below = 0;
+    std::size_t bucket = 0;
+    while (below + histogram[bucket] <= rank) below += histogram[bucket++];
+    rank -= below;
+    in_range = histogram[bucket];
+    std::uint64_t first = static_cast<std::uint64_t>(bucket) * static_cast<std::uint64_t>(width);
+    std::uint64_t bucket_width = static_cast<std::uint64_t>(width);
+    if (logarithmic) std::tie(first, bucket_width) = log_bucket_span(bucket);
+    logarithmic = false;
+    lo = static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + first);
+    hi = std::min(hi, static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + bucket_width - 1));
+    resolved = lo == hi;
+    value = lo;
+    std::vector<std::uint32_t>().swap(histogram);
+  }
+};
+
+// The median of every group: two order statistics per group, ranks (n-1)/2 and n/2 (equal for
+// an odd count), found by passes over the records. Each pass narrows every target it takes by
+// kBuckets, or keeps its few candidates outright, within kPassBudgetBytes.
+class MedianSearch {
+ public:
+  // `groups`: each group's count, min and max.
+  explicit MedianSearch(const std::vector<DurationStats>& groups)
+      : targets_of_group_(groups.size()) {
+    for (std::uint32_t g = 0; g < groups.size(); ++g) {
+      const DurationStats& a = groups[g];
+      if (a.count == 0) continue;
+      for (long long rank : {(a.count - 1) / 2, a.count / 2}) {
+        Target t;
+        t.group = g;
+        t.rank = rank;
+        t.lo = a.min;
+        t.hi = a.max;
+        t.in_range = a.count;
+        t.resolved = a.min == a.max;
+        t.value = a.min;
+        targets_of_group_[g].push_back(targets_.size());
+        targets_.push_back(std::move(t));
+      }
+    }
+    in_pass_.assign(targets_.size(), 0);
+  }
+
+  // Takes the unresolved targets whose work fits the budget (at least one); false when every
+  // target is resolved.
+  bool begin_pass() {
+    active_.clear();
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+      Target& t = targets_[i];
+      in_pass_[i] = 0;
+      if (t.resolved) continue;
+      if (!active_.empty() && bytes + t.pass_bytes() > kPassBudgetBytes) continue;
+      bytes += t.pass_bytes();
+      t.begin_pass();
+      in_pass_[i] = 1;
+      active_.push_back(i);
+    }
+    return !active_.empty();
+  }
+
+  // One record of this pass.
+  void count(std::uint32_t group, std::int64_t value) {
+    for (std::size_t i : targets_of_group_[group]) {
+      if (in_pass_[i]) targets_[i].count(value);
+    }
+  }
+
+  void end_pass() {
+    for (std::size_t i : active_) targets_[i].end_pass();
+  }
+
+  // Once every pass is done; only for a group with values.
+  double median(std::uint32_t group) const {
+    const auto& mine = targets_of_group_[group];
+    return (static_cast<double>(targets_[mine[0]].value) +
+            static_cast<double>(targets_[mine[1]].value)) /
+           2.0;
+  }
+
+ private:
+  std::vector<Target> targets_;
+  std::vector<std::vector<std::size_t>> targets_of_group_;
+  std::vector<std::size_t> active_;
+  std::vector<char> in_pass_;
 };
 
 }  // namespace
@@ -94,8 +227,8 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<std::uint3
   return finish({{this, &group_of_key}}, group_count);
 }
 
-std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& parts,
-                                                    std::size_t group_count) {
+std::vector<GroupedDurations::Accumulator> GroupedDurations::merged_by_group(
+    const std::vector<Part>& parts, std::size_t group_count) {
   std::vector<Accumulator> groups(group_count);
   for (const Part& part : parts) {
     for (std::size_t key = 0; key < part.durations->by_key_.size(); ++key) {
@@ -113,127 +246,46 @@ std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& par
       a.max = std::max(a.max, b.max);
     }
   }
+  return groups;
+}
 
-  // Two order statistics per group: ranks (n-1)/2 and n/2, equal for an odd count.
-  std::vector<Target> targets;
-  std::vector<std::vector<std::size_t>> targets_of_group(group_count);
-  for (std::uint32_t g = 0; g < group_count; ++g) {
-    const Accumulator& a = groups[g];
-    if (a.count == 0) continue;
-    for (long long rank : {(a.count - 1) / 2, a.count / 2}) {
-      Target t;
-      t.group = g;
-      t.rank = rank;
-      t.lo = a.min;
-      t.hi = a.max;
-      t.in_range = a.count;
-      t.resolved = a.min == a.max;
-      t.value = a.min;
-      targets_of_group[g].push_back(targets.size());
-      targets.push_back(std::move(t));
-    }
+DurationStats GroupedDurations::stats_but_median(const Accumulator& a) {
+  DurationStats s;
+  s.count = a.count;
+  if (a.count == 0) return s;
+  s.total = a.total;
+  s.min = a.min;
+  s.max = a.max;
+  // SQLite's avg(): the sum as a double over the count.
+  s.mean = static_cast<double>(a.total) / static_cast<double>(a.count);
+  // Sample variance (n * sum x^2 - (sum x)^2) / (n (n - 1)), the numerator exact in 128 bits.
+  if (a.count > 1) {
+    using Wide = Signed128;
+    const Wide n = a.count;
+    const Wide numerator = n * static_cast<Wide>(a.squares) - static_cast<Wide>(a.total) * a.total;
+    s.stddev =
+        std::sqrt(static_cast<long double>(numerator) /
+                  (static_cast<long double>(a.count) * static_cast<long double>(a.count - 1)));
   }
+  return s;
+}
 
-  // Each pass narrows every target it takes by kBuckets, or keeps its few candidates outright.
-  std::vector<std::size_t> active;
-  std::vector<char> in_pass(targets.size(), 0);
-  for (;;) {
-    active.clear();
-    std::size_t bytes = 0;
-    for (std::size_t i = 0; i < targets.size(); ++i) {
-      Target& t = targets[i];
-      in_pass[i] = 0;
-      if (t.resolved) continue;
-      if (!active.empty() && bytes + t.pass_bytes() > kPassBudgetBytes) continue;
-      bytes += t.pass_bytes();
-      t.collect = t.in_range <= kCollectAtMost;
-      if (t.collect) {
-        t.kept.clear();
-        t.kept.reserve(static_cast<std::size_t>(t.in_range));
-      } else if (t.logarithmic) {
-        t.histogram.assign(static_cast<std::size_t>(kLogBuckets), 0);
-      } else {
-        // The span fits in 64 bits: durations are differences of non-negative timestamps.
-        const auto span = static_cast<std::uint64_t>(t.hi) - static_cast<std::uint64_t>(t.lo) + 1;
-        t.width = static_cast<std::int64_t>((span + kBuckets - 1) / kBuckets);
-        t.histogram.assign(static_cast<std::size_t>(kBuckets), 0);
-      }
-      in_pass[i] = 1;
-      active.push_back(i);
-    }
-    if (active.empty()) break;
-    for (const Part& part : parts) {
-      part.durations->records_.for_each([&](const Record& r) {
-        for (std::size_t i : targets_of_group[(*part.group_of_key)[r.key]]) {
-          if (!in_pass[i]) continue;
-          Target& t = targets[i];
-          if (r.value < t.lo || r.value > t.hi) continue;
-          const auto offset =
-              static_cast<std::uint64_t>(r.value) - static_cast<std::uint64_t>(t.lo);
-          if (t.collect) {
-            t.kept.push_back(r.value);
-          } else if (t.logarithmic) {
-            ++t.histogram[log_bucket(offset)];
-          } else {
-            ++t.histogram[static_cast<std::size_t>(offset / static_cast<std::uint64_t>(t.width))];
-          }
-        }
-      });
-    }
-    for (std::size_t i : active) {
-      Target& t = targets[i];
-      if (t.collect) {
-        auto nth = t.kept.begin() + t.rank;
-        std::nth_element(t.kept.begin(), nth, t.kept.end());
-        t.value = *nth;
-        t.resolved = true;
-        std::vector<std::int64_t>().swap(t.kept);
-        continue;
-      }
-      long long below = 0;
-      std::size_t bucket = 0;
-      while (below + t.histogram[bucket] <= t.rank) below += t.histogram[bucket++];
-      t.rank -= below;
-      t.in_range = t.histogram[bucket];
-      std::uint64_t first =
-          static_cast<std::uint64_t>(bucket) * static_cast<std::uint64_t>(t.width);
-      std::uint64_t width = static_cast<std::uint64_t>(t.width);
-      if (t.logarithmic) std::tie(first, width) = log_bucket_span(bucket);
-      t.logarithmic = false;
-      t.lo = static_cast<std::int64_t>(static_cast<std::uint64_t>(t.lo) + first);
-      t.hi =
-          std::min(t.hi, static_cast<std::int64_t>(static_cast<std::uint64_t>(t.lo) + width - 1));
-      t.resolved = t.lo == t.hi;
-      t.value = t.lo;
-      std::vector<std::uint32_t>().swap(t.histogram);
-    }
-  }
-
+std::vector<DurationStats> GroupedDurations::finish(const std::vector<Part>& parts,
+                                                    std::size_t group_count) {
+  const std::vector<Accumulator> groups = merged_by_group(parts, group_count);
   std::vector<DurationStats> out(group_count);
-  for (std::uint32_t g = 0; g < group_count; ++g) {
-    const Accumulator& a = groups[g];
-    DurationStats& s = out[g];
-    s.count = a.count;
-    if (a.count == 0) continue;
-    s.total = a.total;
-    s.min = a.min;
-    s.max = a.max;
-    // SQLite's avg(): the sum as a double over the count.
-    s.mean = static_cast<double>(a.total) / static_cast<double>(a.count);
-    // Sample variance (n * sum x^2 - (sum x)^2) / (n (n - 1)), the numerator exact in 128 bits.
-    if (a.count > 1) {
-      using Wide = Signed128;
-      const Wide n = a.count;
-      const Wide numerator =
-          n * static_cast<Wide>(a.squares) - static_cast<Wide>(a.total) * a.total;
-      s.stddev =
-          std::sqrt(static_cast<long double>(numerator) /
-                    (static_cast<long double>(a.count) * static_cast<long double>(a.count - 1)));
+  for (std::size_t g = 0; g < group_count; ++g) out[g] = stats_but_median(groups[g]);
+
+  MedianSearch medians(out);
+  while (medians.begin_pass()) {
+    for (const Part& part : parts) {
+      part.durations->records_.for_each(
+          [&](const Record& r) { medians.count((*part.group_of_key)[r.key], r.value); });
     }
-    const auto& mine = targets_of_group[g];
-    s.median = (static_cast<double>(targets[mine[0]].value) +
-                static_cast<double>(targets[mine[1]].value)) /
-               2.0;
+    medians.end_pass();
+  }
+  for (std::uint32_t g = 0; g < group_count; ++g) {
+    if (out[g].count != 0) out[g].median = medians.median(g);
   }
   return out;
 }

@@ -53,6 +53,11 @@ class GroupedDurations {
     // The exact sum of squares: no rounding on the way, and merging is adding.
     Unsigned128 squares = 0;
   };
+  // finish()'s steps: the keys' accumulators summed per group, and a group's statistics but
+  // the median (which takes passes over the records).
+  static std::vector<Accumulator> merged_by_group(const std::vector<Part>& parts,
+                                                  std::size_t group_count);
+  static DurationStats stats_but_median(const Accumulator& a);
   std::vector<Accumulator> by_key_;
   SpilledRecords<Record> records_;
 };

@@ -10,6 +10,7 @@
 
 #include "analyze/sqlite_db.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/core/terminal_text.hpp"
 #include "nsel/reports/report_version.hpp"
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/nsys_installs.hpp"
@@ -241,18 +242,33 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
     command.push_back(tables);
   }
   command.push_back(report.string());
+  // nsys's own lines (its progress bar, "Generating ...") go to a log, never to nsel's output:
+  // shown with -v, and kept beside the export when nsys fails. Hidden while nsys writes it.
+  const fs::path log = fs::path(temporary.string() + ".log");
+  const fs::path kept_log = fs::path(base.string() + std::string(kExportLogSuffix));
+  fs::remove(log, ec);  // anything planted there (a link) is not written through
   // A stop signal (StopCleanup, set up by the caller) ends nsys and removes its output.
   const RemovedOnStop remove_on_stop(temporary);
-  const int code = run_quietly_stoppable(command);
+  const RemovedOnStop remove_log_on_stop(log);
+  const int code = run_quietly_stoppable(command, log);
+  const std::string said = read_small_file(log).value_or("");
+  if (settings.nsys_output) settings.nsys_output(report, said);
   if (code != 0 || !is_complete_export(temporary)) {
     fs::remove(temporary, ec);
+    std::error_code kept;
+    fs::rename(log, kept_log, kept);  // a rename replaces a link there, never follows it
+    if (kept) fs::remove(log, ec);
+    const std::string last = last_output_line(said);
     throw Error(quote(report.string()) + ": not a readable Nsight Systems report (nsys " +
                     nsys_version + " export " +
                     (code != 0 ? "exited with " + std::to_string(code)
                                : std::string("left no complete export")) +
-                    ")",
+                    (last.empty() ? "" : ": " + quote(terminal_text(last, 300))) +
+                    (kept ? "" : "; its output: " + quote(kept_log.string())) + ")",
                 1);
   }
+  fs::remove(log, ec);
+  fs::remove(kept_log, ec);  // a failure's log, now answered
   try {
     commit_file(temporary, target);
   } catch (const Error& e) {

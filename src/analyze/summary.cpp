@@ -383,4 +383,17 @@ ProcessSummary summarize_export(const fs::path& sqlite_export, const SummaryOpti
   }
 }
 
+std::optional<std::string> steps_without_ranges(const ProcessSummary& process) {
+  if (!process.has_nvtx || process.steps.empty()) return std::nullopt;
+  for (const StepSummary& step : process.steps) {
+    if (!step.shares.empty()) return std::nullopt;
+  }
+  const std::size_t n = process.steps.size();
+  return "its " + std::to_string(n) + (n == 1 ? " step holds" : " steps hold") +
+         " no NVTX range inside: the program marks none, or its ranges were not recorded (the "
+         "'nvtx' Python package 0.2.17, for one, records none under Nsight Systems 2022.4 or "
+         "2023.4); mark them with nsel.range(\"forward\") in Python or nvtxRangePushA / "
+         "nsel_range_push in C and C++";
+}
+
 }  // namespace nsel

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -49,21 +48,11 @@ inline void flush_standard_output() {
   }
 }
 
-// A name (folder, file, worker, a note about them) as the terminal shows it: control
-// characters escaped, cut at 512 bytes (nsel/core/terminal_text.hpp); --json keeps it exact.
+// A name (a report, an error message about it) as the terminal shows it in a progress or error
+// line on stderr: control characters escaped, cut at 512 bytes (nsel/core/terminal_text.hpp).
+// Standard output's lines are the render room's.
 inline std::string shown(const std::string& text) {
   return terminal_text(text, 512);
-}
-
-// Shared by the tables nsel ls and nsel check print: an empty cell shows as "-", a column's
-// cell is escaped and cut at 64 bytes, and the folders searched are one comma-separated list.
-inline std::string cell(const std::string& text) {
-  return text.empty() ? "-" : terminal_text(text, 64);
-}
-inline std::string joined_paths(const std::vector<std::filesystem::path>& paths) {
-  std::string out;
-  for (const std::filesystem::path& p : paths) out += (out.empty() ? "" : ", ") + shown(p.string());
-  return out;
 }
 
 }  // namespace nsel::cli

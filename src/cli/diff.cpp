@@ -6,9 +6,9 @@
 #include "cli/commands.hpp"
 #include "cli/report_progress.hpp"
 #include "nsel/analyze/diff.hpp"
-#include "nsel/analyze/render_diff.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
+#include "nsel/render/diff.hpp"
 #include "nsel/workflow/diff_reports.hpp"
 
 namespace nsel::cli {
@@ -34,6 +34,7 @@ struct DiffCliOptions {
   std::string jobs;
   std::string cache_dir;
   bool quiet = false;
+  bool verbose = false;
   bool short_kernel_names = false;
 };
 
@@ -97,26 +98,25 @@ int run_diff(const DiffCliOptions& options) {
     gate = parse_decimal(options.gate, "--gate", 0, 1e6,
                          "a percentage >= 0, e.g. 5 (fail when the step time is slower by more)");
   }
-  request.csv_dir = options.csv_dir;
-  request.html_file = options.html_file;
 
   std::optional<ReportsProgress> progress;
   std::string side_name;
   DiffProgress told;
   told.summarising = [&](std::string_view side) { side_name = "nsel diff: " + std::string(side); };
   told.side = reading_progress(
-      progress, [&side_name] { return side_name; }, options.quiet);
-  if (!options.quiet) {
-    told.wrote_csv = [](const fs::path& dir) {
-      std::fprintf(stderr, "nsel diff: wrote CSV files to %s\n", dir.c_str());
-    };
-    told.wrote_html = [](const fs::path& file) {
-      std::fprintf(stderr, "nsel diff: wrote %s\n", file.c_str());
-    };
-  }
+      progress, [&side_name] { return side_name; }, options.quiet, options.verbose);
   const RunDiff diff = diff_reports(request, told);
+  if (!options.csv_dir.empty()) {
+    write_diff_csv(diff, options.csv_dir);
+    if (!options.quiet)
+      std::fprintf(stderr, "nsel diff: wrote CSV files to %s\n", options.csv_dir.c_str());
+  }
+  if (!options.html_file.empty()) {
+    write_diff_html(diff, options.html_file);
+    if (!options.quiet) std::fprintf(stderr, "nsel diff: wrote %s\n", options.html_file.c_str());
+  }
   if (options.json) {
-    std::printf("%s\n", render_diff_json(diff)
+    std::printf("%s\n", render_diff_document(diff)
                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                             .c_str());
   } else {
@@ -216,6 +216,9 @@ Action add_diff(CLI::App& app) {
                   "where exports go when a report's folder is read-only (as nsel report)")
       ->type_name("DIR");
   sub->add_flag("-q,--quiet", options->quiet, "no progress on stderr");
+  sub->add_flag("-v,--verbose", options->verbose,
+                "show nsys's own output of each export it runs (without: kept in "
+                "<report>.nsys-export.log when nsys fails)");
   return [options](const std::vector<std::string>&) { return run_diff(*options); };
 }
 

@@ -1,11 +1,11 @@
 // nsel doctor: can this node profile as asked? Each problem with its fix.
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/doctor/doctor.hpp"
+#include "nsel/render/doctor.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -26,7 +26,9 @@ Action add_doctor(CLI::App& app) {
       "variables, the capture mode nsel exec would use, whether Ray's nsight.py is patched,\n"
       "LD_LIBRARY_PATH for Megatron workers, and free space where reports go. Each warning or\n"
       "problem comes with its fix. Exit code 1 when there is a problem, 0 otherwise.");
-  doctor->add_flag("--json", options->json, "one JSON object: checks[] and the problem count");
+  doctor->add_flag("--json", options->json,
+                   std::string("one JSON object: schema (") + kDoctorJsonSchema +
+                       "), checks[] (name, status, detail, fix) and the problem count");
   doctor
       ->add_option("--output-dir", options->output_dir,
                    "where reports will go (default: /tmp/ray if it exists, else here)")
@@ -45,23 +47,11 @@ Action add_doctor(CLI::App& app) {
       problems += check.status == DoctorCheck::Status::problem ? 1 : 0;
     }
     if (options->json) {
-      nlohmann::json out = {{"checks", nlohmann::json::array()}, {"problems", problems}};
-      for (const DoctorCheck& check : checks) {
-        out["checks"].push_back(
-            {{"name", check.name},
-             {"status", to_string(check.status)},
-             {"detail", check.detail},
-             {"fix", check.fix.empty() ? nlohmann::json(nullptr) : nlohmann::json(check.fix)}});
-      }
-      std::printf("%s\n",
-                  out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      std::printf("%s\n", render_doctor_json(checks)
+                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                              .c_str());
     } else {
-      for (const DoctorCheck& check : checks) {
-        std::printf("%-8s %-16s %s\n", std::string(to_string(check.status)).c_str(),
-                    check.name.c_str(), check.detail.c_str());
-        if (!check.fix.empty()) std::printf("%-8s %-16s fix: %s\n", "", "", check.fix.c_str());
-      }
-      std::printf("%d problem%s\n", problems, problems == 1 ? "" : "s");
+      std::fputs(render_doctor_text(checks).c_str(), stdout);
     }
     return problems == 0 ? 0 : 1;
   };

@@ -2,11 +2,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/launch/ray_patch_file.hpp"
+#include "nsel/render/ray.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -40,16 +40,13 @@ int run_patch(const RayPatchOptions& options) {
       report.outcome == RayPatchOutcome::not_writable ||
       (action == RayPatchAction::check && report.outcome == RayPatchOutcome::not_patched);
   if (options.json) {
-    nlohmann::json out = {{"file", report.file.string()},
-                          {"ray_version", report.ray_version},
-                          {"status", to_string(report.outcome)},
-                          {"line", report.line},
-                          {"message", describe(report)}};
-    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", render_ray_patch_json(report)
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                            .c_str());
     return failed ? 1 : 0;
   }
   if (failed) throw Error(describe(report), 1);
-  std::printf("%s\n", describe(report).c_str());
+  std::fputs(render_ray_patch_text(report).c_str(), stdout);
   return 0;
 }
 
@@ -88,7 +85,8 @@ Action add_ray(CLI::App& app) {
                      ->type_name("PROGRAM");
   site->excludes(python);
   patch->add_flag("--json", options->json,
-                  "print one JSON object: file, ray_version, status, line, message");
+                  std::string("print one JSON object: schema (") + kRayPatchJsonSchema +
+                      "), file, ray_version, status, line, message");
 
   return [options, patch](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) {

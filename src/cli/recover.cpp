@@ -1,12 +1,13 @@
 // nsel recover: turn the .qdstrm files nsys left behind into reports.
-#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
+#include "nsel/render/recover.hpp"
 #include "nsel/reports/discovery.hpp"
 #include "nsel/reports/recovery.hpp"
 #include "nsel/sys/files.hpp"
@@ -84,7 +85,7 @@ Action add_recover(CLI::App& app) {
           const Naming naming = name_unnamed_report(m);
           any_unnamed = true;
           if (!naming.named) ++unnamed_failed;
-          std::printf("%s: %s\n", shown(unnamed->string()).c_str(), shown(naming.message).c_str());
+          std::fputs(render_recover_file_text(*unnamed, naming.message).c_str(), stdout);
           continue;
         }
         // (A whole report nsys left there instead needs no conversion: the manifest names it.)
@@ -98,14 +99,14 @@ Action add_recover(CLI::App& app) {
       }
     }
     if (leftovers.empty()) {
-      if (!any_unnamed) std::printf("No left-over .qdstrm files.\n");
+      if (!any_unnamed) std::fputs(render_recover_nothing_text().c_str(), stdout);
       return unnamed_failed > 0 ? 1 : 0;
     }
     const std::string path = environment_variable("PATH").value_or("");
     std::vector<NsysInstall> installs;
     if (!importer) installs = find_nsys_installs(environment_variable("NSEL_NSYS"), path);
     int failed = 0;
-    std::vector<std::string> used;
+    std::vector<ImporterChoice> used;
     for (const fs::path& qdstrm : leftovers) {
       // Each file needs the importer of the version that wrote it.
       ImporterChoice choice;
@@ -117,7 +118,7 @@ Action add_recover(CLI::App& app) {
       if (!choice.importer) {
         if (leftovers.size() == 1) throw Error(choice.problem, 1);
         ++failed;
-        std::printf("%s: left as is: %s\n", shown(qdstrm).c_str(), shown(choice.problem).c_str());
+        std::fputs(render_recover_left_as_is_text(qdstrm, choice.problem).c_str(), stdout);
         continue;
       }
       const auto target = report_for.find(qdstrm);
@@ -125,15 +126,11 @@ Action add_recover(CLI::App& app) {
           qdstrm, *choice.importer, options->keep,
           target == report_for.end() ? std::nullopt : std::optional<fs::path>(target->second));
       if (!done.converted) ++failed;
-      std::printf("%s: %s\n", shown(qdstrm).c_str(), shown(done.message).c_str());
-      const std::string name =
-          choice.importer->string() + (choice.version.empty() ? "" : " (" + choice.version + ")");
-      if (std::find(used.begin(), used.end(), name) == used.end()) used.push_back(name);
+      std::fputs(render_recover_file_text(qdstrm, done.message).c_str(), stdout);
+      used.push_back(choice);
     }
-    std::string importers;
-    for (const std::string& name : used) importers += (importers.empty() ? "" : ", ") + name;
-    std::printf("%zu converted, %d left as they were (importer: %s)\n", leftovers.size() - failed,
-                failed, importers.empty() ? "none" : importers.c_str());
+    std::fputs(render_recover_summary_text(leftovers.size() - failed, failed, used).c_str(),
+               stdout);
     return failed + unnamed_failed == 0 ? 0 : 1;
   };
 }

@@ -11,10 +11,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/report_progress.hpp"
-#include "nsel/analyze/render.hpp"
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
+#include "nsel/render/report.hpp"
 #include "nsel/sys/process.hpp"
 #include "nsel/workflow/summarize_reports.hpp"
 
@@ -34,6 +34,7 @@ struct ReportOptions {
   std::string jobs;  // empty: one per CPU
   std::string cache_dir;
   bool quiet = false;
+  bool verbose = false;
   bool short_kernel_names = false;
 };
 
@@ -41,8 +42,9 @@ double parse_percent(const std::string& text) {
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
-    throw Error(bad_value("--straggler-percent", text, "not a percentage",
-                          "a number >= 0, for example 10 (10 % above the step's median)"));
+    throw Error(bad_value(
+        "--straggler-percent", text, "not a percentage",
+        "a number >= 0, for example 10 (10 % above the median of the other workers' step time)"));
   }
   return value;
 }
@@ -59,26 +61,25 @@ int run_report(const ReportOptions& options) {
   request.straggler_percent = parse_percent(options.straggler_percent);
   for (const std::string& p : options.paths) request.paths.emplace_back(p);
   request.cache_dir = options.cache_dir;
-  request.csv_dir = options.csv_dir;
-  request.html_file = options.html_file;
   request.environment = environment_variable;
 
   std::optional<ReportsProgress> progress;
   ReportProgress told = reading_progress(
-      progress, [] { return std::string("nsel report"); }, options.quiet);
-  if (!options.quiet) {
-    told.wrote_csv = [](const fs::path& dir) {
-      std::fprintf(stderr, "nsel report: wrote CSV files to %s\n", dir.c_str());
-    };
-    told.wrote_html = [](const fs::path& file) {
-      std::fprintf(stderr, "nsel report: wrote %s\n", file.c_str());
-    };
-  }
+      progress, [] { return std::string("nsel report"); }, options.quiet, options.verbose);
   const ReportSet set = summarize_reports(request, told);
+  if (!options.csv_dir.empty()) {
+    write_csv(set, options.csv_dir);
+    if (!options.quiet)
+      std::fprintf(stderr, "nsel report: wrote CSV files to %s\n", options.csv_dir.c_str());
+  }
+  if (!options.html_file.empty()) {
+    write_report_html(set, options.html_file);
+    if (!options.quiet) std::fprintf(stderr, "nsel report: wrote %s\n", options.html_file.c_str());
+  }
   if (options.json) {
-    std::printf(
-        "%s\n",
-        render_json(set).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", render_report_document(set)
+                            .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                            .c_str());
   } else {
     std::fputs(render_text(set).c_str(), stdout);
   }
@@ -115,7 +116,9 @@ Action add_report(CLI::App& app) {
       "  nsel report run1/ --html run1.html --csv run1-csv\n"
       "  nsel report --json a.nsys-rep b.nsys-rep | jq '.steps'");
   sub->add_option("PATH", options->paths, "reports, exports or folders (default /tmp/ray)");
-  sub->add_flag("--json", options->json, "print one JSON document instead of tables");
+  sub->add_flag(
+      "--json", options->json,
+      std::string("print one JSON document (schema ") + kReportJsonSchema + ") instead of tables");
   sub->add_option("--csv", options->csv_dir, "also write CSV tables into this folder")
       ->type_name("DIR");
   sub->add_option("--html", options->html_file,
@@ -126,7 +129,7 @@ Action add_report(CLI::App& app) {
       ->capture_default_str()
       ->type_name("PATTERN");
   sub->add_option("--straggler-percent", options->straggler_percent,
-                  "a step time this many percent above the step's median across workers marks "
+                  "a step time this many percent above the median of the other workers' marks "
                   "a straggler")
       ->capture_default_str()
       ->type_name("P");
@@ -146,6 +149,9 @@ Action add_report(CLI::App& app) {
                   "$XDG_CACHE_HOME/nsel/exports or ~/.cache/nsel/exports)")
       ->type_name("DIR");
   sub->add_flag("-q,--quiet", options->quiet, "no progress on stderr");
+  sub->add_flag("-v,--verbose", options->verbose,
+                "show nsys's own output of each export it runs (without: kept in "
+                "<report>.nsys-export.log when nsys fails)");
   return [options](const std::vector<std::string>&) { return run_report(*options); };
 }
 

@@ -2,13 +2,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
-#include "nsel/core/values.hpp"
+#include "nsel/render/sync.hpp"
 #include "nsel/sync/mirror.hpp"
 #include "nsel/sys/host.hpp"
 
@@ -27,34 +27,6 @@ struct SyncOptions {
   bool node_ip = false;
   bool quiet = false;
 };
-
-std::string describe(const PassStats& stats) {
-  const double seconds = std::chrono::duration<double>(stats.elapsed).count();
-  char text[256];
-  std::snprintf(text, sizeof text, "%llu file(s) checked, %llu copied (%s), %llu failed, %.1f s",
-                static_cast<unsigned long long>(stats.files),
-                static_cast<unsigned long long>(stats.copied),
-                size_text(stats.bytes_copied).c_str(),
-                static_cast<unsigned long long>(stats.failed), seconds);
-  return text;
-}
-
-// One line per finished pass, for machines (the benchmark reads the passes' durations).
-std::string json_line(const PassStats& stats) {
-  const nlohmann::json line = {
-      {"pass", stats.number},
-      {"full", stats.full},
-      {"sessions", stats.sessions},
-      {"folders", stats.folders},
-      {"files", stats.files},
-      {"copied", stats.copied},
-      {"bytes_copied", stats.bytes_copied},
-      {"failed", stats.failed},
-      {"seconds", std::chrono::duration<double>(stats.elapsed).count()},
-      {"ended", stats.saw_ended},
-  };
-  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 }  // namespace
 
@@ -100,8 +72,10 @@ Action add_sync(CLI::App& app) {
   sync->add_flag("--quiet", options->quiet,
                  "no progress lines, only problems and changes of method");
   sync->add_flag("--json", options->json,
-                 "one JSON line per finished pass on stdout: pass, full, sessions, folders,\n"
-                 "files, copied, bytes_copied, failed, seconds, ended");
+                 std::string("one JSON line per finished pass on stdout: schema (") +
+                     kSyncJsonSchema +
+                     "), pass, full,\n"
+                     "sessions, folders, files, copied, bytes_copied, failed, seconds, ended");
 
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel sync takes no PROGRAM; see 'nsel sync --help'");
@@ -141,7 +115,9 @@ Action add_sync(CLI::App& app) {
     const bool json = options->json;
     observer.progress = [quiet, json](const PassStats& stats, bool final) {
       if (final && json) {
-        std::printf("%s\n", json_line(stats).c_str());
+        std::printf("%s\n", render_sync_pass_json(stats)
+                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                .c_str());
         std::fflush(stdout);
       }
       // Progress only on passes that take a while, and every pass that copied something.
@@ -150,12 +126,7 @@ Action add_sync(CLI::App& app) {
           stats.elapsed < std::chrono::seconds(2)) {
         return;
       }
-      std::fprintf(stderr, "nsel sync: %s%s%s\n",
-                   !final       ? ""
-                   : stats.full ? "pass done: "
-                                : "pass done (only what changed): ",
-                   describe(stats).c_str(),
-                   final && stats.saw_ended ? "; ENDED seen, stopping" : "");
+      std::fprintf(stderr, "nsel sync: %s\n", render_sync_progress_text(stats, final).c_str());
     };
     const PassStats last = sync_loop(settings, observer);
     return last.failed == 0 ? 0 : 1;

@@ -58,6 +58,20 @@ std::optional<std::string> optional_string_field(const Json& json, const char* k
   return found->get<std::string>();
 }
 
+// A rank: a whole number >= 0, or absent/null (unknown).
+std::optional<long long> rank_field(const Json& json, const char* key, std::string_view source) {
+  const auto found = json.find(key);
+  if (found == json.end() || found->is_null()) return std::nullopt;
+  if (!found->is_number_integer() ||
+      (found->is_number_unsigned() &&
+       found->get<unsigned long long>() >
+           static_cast<unsigned long long>(std::numeric_limits<long long>::max())) ||
+      found->get<long long>() < 0) {
+    bad_manifest(source, std::string("\"") + key + "\" is not a rank (a whole number >= 0)");
+  }
+  return found->get<long long>();
+}
+
 long long integer_field(const Json& json, const char* key, std::string_view source) {
   const auto found = json.find(key);
   if (found == json.end() || found->is_null()) return 0;
@@ -82,6 +96,9 @@ std::string serialize_manifest(const Manifest& m) {
   Json ranks = Json::object();
   for (const auto& [name, value] : m.rank_variables) ranks[name] = value;
   json["rank_variables"] = ranks;
+  json["rank"] = m.rank ? Json(*m.rank) : Json(nullptr);
+  json["local_rank"] = m.local_rank ? Json(*m.local_rank) : Json(nullptr);
+  json["node"] = optional_json(m.node);
   json["command"] = m.command;
   json["start_time"] = m.start_time;
   json["end_time"] = optional_json(m.end_time);
@@ -132,6 +149,10 @@ Manifest parse_manifest(std::string_view text, std::string_view source) {
       m.rank_variables[name] = value.get<std::string>();
     }
   }
+  m.rank = rank_field(json, "rank", source);
+  m.local_rank = rank_field(json, "local_rank", source);
+  m.node = optional_string_field(json, "node", source);
+  if (m.node && m.node->empty()) m.node.reset();
   if (const auto command = json.find("command"); command != json.end() && !command->is_null()) {
     if (!command->is_array()) bad_manifest(source, "\"command\" is not a list");
     for (const auto& word : *command) {
@@ -211,14 +232,17 @@ std::optional<long long> first_rank(const Manifest& manifest,
 }  // namespace
 
 std::optional<long long> manifest_rank(const Manifest& manifest) {
+  if (manifest.rank) return manifest.rank;
   return first_rank(manifest, kRankVariables);
 }
 
 std::optional<long long> manifest_local_rank(const Manifest& manifest) {
+  if (manifest.local_rank) return manifest.local_rank;
   return first_rank(manifest, kLocalRankVariables);
 }
 
 std::string manifest_node(const Manifest& manifest) {
+  if (manifest.node && !manifest.node->empty()) return *manifest.node;
   const auto slurm_node = manifest.rank_variables.find("SLURMD_NODENAME");
   if (slurm_node != manifest.rank_variables.end() && !slurm_node->second.empty()) {
     return slurm_node->second;

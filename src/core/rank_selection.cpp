@@ -137,7 +137,7 @@ ProcessIdentity identify_process(
   if (given.node) {
     identity.node = {given.node, given.node_source, ""};
   } else if (!host_name.empty()) {
-    identity.node = {std::string(host_name), "host name", ""};
+    identity.node = {std::string(host_name), std::string(kHostNameSource), ""};
   }
   return identity;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 namespace nsel {
 
@@ -96,6 +97,31 @@ bool has_control_characters(std::string_view text) {
     if (!escape_at(text, i, length).empty()) return true;
   }
   return false;
+}
+
+std::string last_output_lines(std::string_view output, std::size_t count) {
+  std::vector<std::string_view> lines;
+  std::size_t begin = 0;
+  while (begin < output.size()) {
+    std::size_t end = output.find('\n', begin);
+    if (end == std::string_view::npos) end = output.size();
+    std::string_view line = output.substr(begin, end - begin);
+    if (const std::size_t bar = line.rfind('\r'); bar != std::string_view::npos) {
+      line = line.substr(bar + 1);
+    }
+    if (line.find_first_not_of(" \t") != std::string_view::npos) lines.push_back(line);
+    begin = end + 1;
+  }
+  std::string joined;
+  for (std::size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i) {
+    if (!joined.empty()) joined += '\n';
+    joined += lines[i];
+  }
+  return joined;
+}
+
+std::string last_output_line(std::string_view output) {
+  return last_output_lines(output, 1);
 }
 
 }  // namespace nsel

@@ -9,7 +9,11 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/launch_settings.hpp"
 #include "nsel/core/plan.hpp"
+#include "nsel/core/ray_patch.hpp"
+#include "nsel/core/ray_runtime_env.hpp"
+#include "nsel/core/terminal_text.hpp"
 #include "nsel/launch/nsys_check.hpp"
+#include "nsel/launch/ray_agents.hpp"
 #include "nsel/step/gpu_probe.hpp"
 #include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
@@ -145,24 +149,42 @@ void add_gpu_and_capture_checks(const DoctorRequest& request, std::vector<Doctor
   }
 }
 
-void add_ray_check(const DoctorRequest& request, std::vector<DoctorCheck>& checks) {
-  std::string python;
+// Where the interpreter Ray's workers use finds Ray: its python and ray/__init__.py, or why not.
+struct RayInstall {
+  std::string python;  // empty: not found
+  std::string origin;  // empty: Ray is not installed for it
+  std::string why_not;
+};
+
+RayInstall find_ray_install(const DoctorRequest& request) {
+  RayInstall found;
   try {
-    python = resolve_program(request.python, request.environment("PATH").value_or(""), "python");
+    found.python =
+        resolve_program(request.python, request.environment("PATH").value_or(""), "python");
   } catch (const Error&) {
-    checks.push_back({"ray_nsight", Status::skipped, quote(request.python) + " not found", ""});
-    return;
+    found.why_not = quote(request.python) + " not found";
+    return found;
   }
   // find_spec locates the package without importing it (fast, and no side effects).
   const CapturedRun run = run_capturing(
-      {python, "-c",
+      {found.python, "-c",
        "import importlib.util as u; s = u.find_spec('ray'); print(s.origin if s else '')"},
       std::chrono::seconds(30));
   const std::string origin = first_line(run.output);
   if (run.exit_code != 0 || origin.empty() || origin.front() != '/') {
-    checks.push_back({"ray_nsight", Status::skipped, "Ray is not installed for " + python, ""});
+    found.why_not = "Ray is not installed for " + found.python;
+  } else {
+    found.origin = origin;
+  }
+  return found;
+}
+
+void add_ray_check(const RayInstall& ray, std::vector<DoctorCheck>& checks) {
+  if (ray.origin.empty()) {
+    checks.push_back({"ray_nsight", Status::skipped, ray.why_not, ""});
     return;
   }
+  const std::string& origin = ray.origin;
   const fs::path nsight = fs::path(origin).parent_path() / "_private" / "runtime_env" / "nsight.py";
   const std::string text = read_text(nsight);
   if (text.empty()) {
@@ -171,28 +193,95 @@ void add_ray_check(const DoctorRequest& request, std::vector<DoctorCheck>& check
                       "works"});
     return;
   }
-  switch (ray_nsight_state(text)) {
-    case RayNsightState::patched:
-      checks.push_back({"ray_nsight", Status::ok,
-                        "patched: " + nsight.string() + " keeps the worker's interpreter", ""});
-      break;
-    case RayNsightState::unpatched:
-      checks.push_back(
-          {"ray_nsight", Status::problem,
-           "not patched: " + nsight.string() +
-               " replaces the worker's interpreter with 'python' (virtualenvs, uv and conda "
-               "workers run the wrong Python)",
-           "run 'nsel ray patch' before Ray starts: the line must end in "
-           "f\" {context.py_executable}\" instead of \" python\" (see README, \"Ray's "
-           "launcher fix\")"});
-      break;
-    case RayNsightState::unknown:
-      checks.push_back(
-          {"ray_nsight", Status::warning,
-           "expected line not found in " + nsight.string() + " (Ray version may have changed)",
-           "check by hand that the plugin keeps context.py_executable"});
-      break;
+  checks.push_back(judge_ray_nsight(nsight, text));
+}
+
+// Whether nsel's runtime-env plugin will work: Ray's agent loads it only when
+// RAY_RUNTIME_ENV_PLUGINS names it where the cluster starts, and must be able to import it.
+void add_ray_plugin_check(const DoctorRequest& request, const RayInstall& ray,
+                          std::vector<DoctorCheck>& checks) {
+  const std::string name = "ray_plugin";
+  const std::optional<std::string> value = request.environment(kRayPluginsVariable);
+  const std::string variable(kRayPluginsVariable);
+  const std::string fix_setting = "export " + variable + "='" + nsel_plugin_setting() +
+                                  "' where the cluster starts (before 'ray start', or in the "
+                                  "driver before ray.init())";
+  std::string agents_text;
+  std::vector<std::string> without_plugin;
+  for (const RayRuntimeEnvAgent& agent : find_ray_runtime_env_agents()) {
+    const std::string which =
+        "pid " + std::to_string(agent.pid) + " (" + agent.session_dir.filename().string() + ")";
+    if (!agent.environment_readable) {
+      agents_text += "; agent " + which + ": its environment is not readable here";
+    } else if (agent.setting == PluginSetting::loads_nsel) {
+      agents_text += "; agent " + which + " loads nsel's plugin";
+    } else {
+      agents_text += "; agent " + which + " does not load it";
+      without_plugin.push_back(which);
+    }
   }
+  const PluginSetting setting = read_plugin_setting(value);
+  if (ray.origin.empty() && agents_text.empty()) {
+    checks.push_back({name, Status::skipped, ray.why_not, ""});
+    return;
+  }
+  if (setting == PluginSetting::malformed) {
+    checks.push_back({name, Status::problem,
+                      variable + " is " + quote(value.value_or("")) +
+                          ", not a JSON list of {\"class\": ...} objects: Ray's runtime-env "
+                          "agent fails to start" +
+                          agents_text,
+                      fix_setting});
+    return;
+  }
+  if (setting != PluginSetting::loads_nsel) {
+    checks.push_back(
+        {name, Status::warning,
+         variable +
+             (setting == PluginSetting::unset ? " is not set" : " does not name nsel's plugin") +
+             ": a cluster started from here ignores nsel.plugin_runtime_env's "
+             "field (nsel raises nsel.Error at once rather than run unprofiled)" +
+             agents_text,
+         fix_setting + "; or use Ray's own field (nsel.nsight_runtime_env)"});
+    return;
+  }
+  if (ray.origin.empty()) {
+    checks.push_back({name, Status::problem,
+                      variable + " names nsel's plugin, but " + ray.why_not + agents_text,
+                      "install nsel's package with Ray ('pip install <nsel wheel> "
+                      "\"ray[default]\"') for the python Ray's workers use"});
+    return;
+  }
+  const std::string& python = ray.python;
+  // As Ray's agent imports it; NSEL_RAY_PATCH=0 so that asking never rewrites Ray's files.
+  const CapturedRun run =
+      run_capturing({python, "-c",
+                     "import os; os.environ['NSEL_RAY_PATCH'] = '0'; import nsel.ray_plugin as p; "
+                     "print(p.__file__)"},
+                    std::chrono::seconds(60));
+  if (run.exit_code != 0) {
+    checks.push_back(
+        {name, Status::problem,
+         python + " cannot import nsel.ray_plugin (" +
+             (run.timed_out ? std::string("timed out") : last_output_line(run.output)) +
+             "): Ray's agent will fail to load the plugin" + agents_text,
+         "install nsel's package with Ray ('pip install <nsel wheel> "
+         "\"ray[default]\"') in the environment Ray's agent runs"});
+    return;
+  }
+  if (!without_plugin.empty()) {
+    checks.push_back({name, Status::warning,
+                      variable +
+                          " names nsel's plugin here, but a running cluster's agent "
+                          "started without it" +
+                          agents_text,
+                      "restart that cluster with " + variable + " set (" + fix_setting + ")"});
+    return;
+  }
+  checks.push_back({name, Status::ok,
+                    variable + " names nsel's plugin and " + python + " imports it from " +
+                        last_output_line(run.output) + agents_text,
+                    ""});
 }
 
 void add_library_path_check(const DoctorRequest& request, std::vector<DoctorCheck>& checks) {
@@ -281,24 +370,35 @@ std::string_view to_string(DoctorCheck::Status status) {
   return "ok";
 }
 
-RayNsightState ray_nsight_state(std::string_view text) {
-  for (std::string_view command : {"self.nsight_cmd", "self.nsys_cmd"}) {
-    const std::string joined = "\" \".join(" + std::string(command) + ")";
-    if (text.find(joined + " + f\" {context.py_executable}\"") != std::string_view::npos) {
-      return RayNsightState::patched;
-    }
-    if (text.find(joined + " + \" python\"") != std::string_view::npos) {
-      return RayNsightState::unpatched;
-    }
+DoctorCheck judge_ray_nsight(const fs::path& nsight_py, std::string_view text) {
+  // The recogniser of `nsel ray patch`, so that both always agree on the same file.
+  switch (edit_ray_nsight_source(text).before) {
+    case RayNsightState::patched:
+      return {"ray_nsight", Status::ok,
+              "patched: " + nsight_py.string() + " keeps the worker's interpreter", ""};
+    case RayNsightState::unpatched:
+      return {"ray_nsight", Status::problem,
+              "not patched: " + nsight_py.string() +
+                  " replaces the worker's interpreter with 'python' (virtualenvs, uv and conda "
+                  "workers run the wrong Python)",
+              "run 'nsel ray patch' before Ray starts: the line must end in "
+              "f\" {context.py_executable}\" instead of \" python\" (see README, \"Ray's "
+              "launcher fix\")"};
+    case RayNsightState::not_found:
+      break;
   }
-  return RayNsightState::unknown;
+  return {"ray_nsight", Status::warning,
+          "expected line not found in " + nsight_py.string() + " (Ray version may have changed)",
+          "check by hand that the plugin keeps context.py_executable"};
 }
 
 std::vector<DoctorCheck> run_doctor(const DoctorRequest& request) {
   std::vector<DoctorCheck> checks;
   add_nsys_checks(request, checks);
   add_gpu_and_capture_checks(request, checks);
-  add_ray_check(request, checks);
+  const RayInstall ray = find_ray_install(request);
+  add_ray_check(ray, checks);
+  add_ray_plugin_check(request, ray, checks);
   add_library_path_check(request, checks);
   add_space_check(request, checks);
   return checks;

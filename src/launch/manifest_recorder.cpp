@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "launch/nsys_process_tree.hpp"
+#include "nsel/core/capture.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/plan.hpp"
 #include "nsel/core/values.hpp"
@@ -160,6 +161,22 @@ std::string longest_file_name(const WorkerPlan& plan) {
   return longest;
 }
 
+namespace {
+
+// Whether `text` holds `line` as one whole line.
+bool has_line(std::string_view text, std::string_view line) {
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    if (text.substr(begin, end - begin) == line) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
 struct ManifestRecorder::State {
   Manifest manifest;
   std::string output;         // nsys's -o value
@@ -170,7 +187,9 @@ struct ManifestRecorder::State {
   fs::path final_path;    // the manifest's claimed name, once the pid is known
   fs::path nsys_report;   // where nsys writes the report (the hidden name, when it is renamed)
   bool claim_failed = false;
-  std::uintmax_t report_bytes = 0;  // the report's expected size, to tell a full disk
+  std::uintmax_t report_bytes = 0;      // the report's expected size, to tell a full disk
+  std::optional<fs::path> step_record;  // what the program's step control told (kStepRecord*)
+  std::string nsys_version;             // for the failure of nsys, when known
   std::atomic<bool> stop{false};
   std::thread watcher;
 
@@ -368,6 +387,13 @@ Manifest manifest_for_plan(const WorkerPlan& plan) {
   }
   manifest.command = plan.command;
   describe_this_process(manifest);
+  // As the plan decided it, so that a rank given by --rank (or rank= in Python) is the one every
+  // command shows, not only what the variables say.
+  manifest.rank = plan.identity.rank.value;
+  manifest.local_rank = plan.identity.local_rank.value;
+  if (plan.identity.node.value && plan.identity.node.source != kHostNameSource) {
+    manifest.node = plan.identity.node.value;
+  }
   return manifest;
 }
 
@@ -422,6 +448,8 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
       m.reason = "nsys left " + qdstrm.filename().string() +
                  " without importing it; 'nsel recover' converts it";
     } else {
+      // The capture nsys could not import where it should have: recorded for 'nsel recover'.
+      const std::optional<fs::path> left = state_->find_left_capture();
       std::string detail;
       const std::string_view problem =
           folder_problem(report.parent_path(), state_->report_bytes, detail);
@@ -439,22 +467,50 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
                    " was taken by another file before the program started; nsys wrote no report "
                    "under it (Nsight Systems puts it in $TMPDIR as nsys-report-<id>.nsys-rep)";
       } else {
-        m.state = std::string(kManifestMissing);
-        m.reason = "nsys wrote no report (exit status " + std::to_string(exit_status) +
-                   "); the step window may never have been reached";
+        const std::string told =
+            state_->step_record ? read_small_file(*state_->step_record).value_or("") : "";
+        const std::string no_report =
+            "nsys wrote no report (exit status " + std::to_string(exit_status) + ")";
+        const std::string nsys_named =
+            state_->nsys_version.empty() ? std::string("nsys") : "nsys " + state_->nsys_version;
+        if (has_line(told, kStepRecordOpened)) {
+          m.state = std::string(kManifestNsysFailed);
+          m.reason = "the program opened its capture, yet " + nsys_named +
+                     " wrote no report (exit status " + std::to_string(exit_status) +
+                     "): a failure of Nsight Systems itself; run it again";
+        } else if (m.pid == 0 && told.empty() && !left) {
+          // Nobody saw the program run (the watcher looks every 10 ms; nsys's injection alone
+          // takes longer) and its step control never spoke: nsys ended without starting it,
+          // which nsys 2023.4 may do with exit status 0 ("Connection to Agent lost").
+          m.state = std::string(kManifestNsysFailed);
+          m.reason = "the program never started: " + nsys_named + " ended (exit status " +
+                     std::to_string(exit_status) +
+                     ") before running it, a failure of Nsight Systems itself; run it again";
+        } else if (has_line(told, kStepRecordControlled)) {
+          m.state = std::string(kManifestMissing);
+          m.reason = no_report + "; the program's step control never opened its window";
+        } else {
+          m.state = std::string(kManifestMissing);
+          m.reason = no_report + "; the step window may never have been reached";
+        }
       }
-      // The capture nsys could not import where it should have: recorded for 'nsel recover'.
-      if (const auto left = state_->find_left_capture()) {
+      if (left) {
         m.qdstrm = left->string();
         m.reason += "; nsys left the capture in " + *m.qdstrm + ", which 'nsel recover' converts";
       }
     }
     state_->write();
+    if (state_->step_record) fs::remove(*state_->step_record, ec);
     return m.state;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nsel: warning: manifest not finished: %s\n", e.what());
   }
   return std::string(kManifestMissing);
+}
+
+void ManifestRecorder::read_step_record(std::filesystem::path record, std::string nsys_version) {
+  state_->step_record = std::move(record);
+  state_->nsys_version = std::move(nsys_version);
 }
 
 const Manifest& ManifestRecorder::manifest() const {

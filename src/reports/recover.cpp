@@ -7,34 +7,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include "nsel/core/error.hpp"
 #include "nsel/core/nsys_install.hpp"
+#include "nsel/core/terminal_text.hpp"
 #include "nsel/reports/report_version.hpp"
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
-
-namespace {
-
-// The last non-empty line of a file (an importer's message), without its progress bars.
-std::string last_line(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::string last;
-  while (std::getline(in, line, '\n')) {
-    const size_t bar = line.rfind('\r');
-    if (bar != std::string::npos) line = line.substr(bar + 1);
-    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
-  }
-  return last;
-}
-
-}  // namespace
 
 std::optional<fs::path> find_qdstrm_importer(std::string_view path_variable) {
   if (auto found = find_program("QdstrmImporter", path_variable)) return fs::path(*found);
@@ -148,7 +131,7 @@ Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool k
   }
   const int code = run.exit_code;
   if (code != 0 || !fs::is_regular_file(produced, ec)) {
-    const std::string said = last_line(log);
+    const std::string said = last_output_line(read_small_file(log).value_or(""));
     result.message = "the importer failed (exit code " + std::to_string(code) + ")" +
                      (said.empty() ? "" : ": " + said) + "; left as is";
     clean();

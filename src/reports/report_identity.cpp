@@ -4,6 +4,8 @@
 
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
+#include "nsel/reports/layout.hpp"
+#include "nsel/reports/report_version.hpp"
 #include "nsel/sys/files.hpp"
 #include "reports/identify.hpp"
 
@@ -103,8 +105,15 @@ ReportIdentity identify_report(const fs::path& report) {
       window = named->window;
     }
   }
+  ReportIdentity id;
+  for (const auto& part : report.parent_path()) {
+    if (is_ray_session_name(part.string())) id.session = part.string();  // the innermost
+  }
   if (const auto manifest = read_manifest_beside(as_report)) {
     reports_detail::take_manifest(found, *manifest);
+    id.windows_text = manifest->step_window;
+    id.pattern = manifest->pattern.value_or("");
+    id.started = manifest->start_time;
     try {
       const std::vector<StepWindow> windows = parse_step_windows(manifest->step_window);
       if (windows.size() == 1) window = windows.front();
@@ -112,7 +121,18 @@ ReportIdentity identify_report(const fs::path& report) {
       // A window nsel cannot read keeps the file name's.
     }
   }
-  ReportIdentity id;
+  if (as_report.extension() == ".nsys-rep") {
+    std::error_code missing;
+    if (fs::is_regular_file(as_report, missing)) {
+      try {
+        if (const auto version = report_writer_version(as_report)) {
+          id.nsys_version = version->release_text();
+        }
+      } catch (const std::exception&) {
+        // Unread, the version is only missing from the header.
+      }
+    }
+  }
   id.worker = found.worker.empty() ? report.stem().string() : found.worker;
   id.rank = found.rank;
   id.node = found.node;

@@ -1,16 +1,20 @@
 // The process-wide step controller behind the C ABI of nsel/nsel.h.
+#include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "nsel/core/error.hpp"
 #include "nsel/core/plan.hpp"
 #include "nsel/core/settings.hpp"
 #include "nsel/nsel.h"
 #include "nsel/step/step.hpp"
+#include "nsel/sys/files.hpp"
 #include "nsel/sys/host.hpp"
 
 extern "C" {
@@ -45,9 +49,33 @@ void finish_at_exit() {
   nsel_finish();
 }
 
+// Under `nsel exec`, tells its step record (kStepRecordVariable) each capture opened: the
+// launcher then knows that nsys owes a report.
+class RecordedBackend : public CaptureBackend {
+ public:
+  RecordedBackend(std::unique_ptr<CaptureBackend> inner, std::string record)
+      : inner_(std::move(inner)), record_(std::move(record)) {}
+  bool start() override {
+    if (!inner_->start()) return false;
+    append_to_own_file(record_, std::string(kStepRecordOpened) + "\n");
+    return true;
+  }
+  void stop() override { inner_->stop(); }
+  std::string_view name() const override { return inner_->name(); }
+
+ private:
+  std::unique_ptr<CaptureBackend> inner_;
+  std::string record_;
+};
+
 // Installs a controller; the caller holds the mutex.
 void install(std::vector<StepWindow> windows, CaptureMode mode) {
-  controller().emplace(std::move(windows), make_capture_backend(mode));
+  std::unique_ptr<CaptureBackend> backend = make_capture_backend(mode);
+  if (const auto record = environment(kStepRecordVariable); record && !record->empty()) {
+    append_to_own_file(*record, std::string(kStepRecordControlled) + "\n");
+    backend = std::make_unique<RecordedBackend>(std::move(backend), *record);
+  }
+  controller().emplace(std::move(windows), std::move(backend));
   static bool exit_handler = (std::atexit(finish_at_exit), true);
   (void)exit_handler;
   set_active(true);
@@ -132,6 +160,16 @@ int nsel_capturing(void) {
   std::lock_guard lock(nsel::controller_mutex());
   const auto& controller = nsel::controller();
   return controller && controller->state() == nsel::StepController::State::capturing ? 1 : 0;
+}
+
+// Plain NVTX push/pop (the ASCII form, registered with no domain): what both Nsight Systems
+// generations here record, whatever a Python NVTX package does.
+void nsel_range_push(const char* name) {
+  nvtxRangePushA(name == nullptr ? "" : name);
+}
+
+void nsel_range_pop(void) {
+  nvtxRangePop();
 }
 
 }  // extern "C"

@@ -1,6 +1,7 @@
 #include "nsel/sys/files.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "nsel/core/error.hpp"
 
@@ -152,6 +154,71 @@ std::optional<std::string> read_small_file(const fs::path& path) {
   buffer << in.rdbuf();
   if (in.bad()) return std::nullopt;
   return buffer.str();
+}
+
+std::optional<fs::path> create_private_temporary_file(std::string_view prefix) {
+  std::error_code error;
+  const fs::path folder = fs::temp_directory_path(error);
+  if (error) return std::nullopt;
+  std::string name = (folder / (std::string(prefix) + ".XXXXXX")).string();
+  const int fd = mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  ::close(fd);
+  return fs::path(name);
+}
+
+bool append_to_own_file(const fs::path& path, std::string_view text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat info {};
+  bool written = false;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == geteuid()) {
+    written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  }
+  ::close(fd);
+  return written;
+}
+
+FileLock::FileLock(const fs::path& path, std::chrono::milliseconds wait) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != geteuid()) {
+    ::close(fd);
+    return;
+  }
+  // flock has no timeout: tried again every 10 ms until `wait` has passed.
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() >= deadline) {
+      ::close(fd);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  fd_ = fd;
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  release();
+}
+
+void FileLock::release() {
+  if (fd_ >= 0) ::close(fd_);  // closing the only descriptor releases the flock
+  fd_ = -1;
 }
 
 }  // namespace nsel

@@ -113,17 +113,48 @@ fs::path process_executable(pid_t pid) {
   return exe;
 }
 
-std::vector<std::string> process_arguments(pid_t pid) {
-  const std::string cmdline = read_proc_file(proc_path(pid, "cmdline"));
-  std::vector<std::string> arguments;
+namespace {
+
+std::vector<std::string> split_at_nul(const std::string& text) {
+  std::vector<std::string> words;
   size_t begin = 0;
-  while (begin < cmdline.size()) {
-    size_t end = cmdline.find('\0', begin);
-    if (end == std::string::npos) end = cmdline.size();
-    arguments.emplace_back(cmdline, begin, end - begin);
+  while (begin < text.size()) {
+    size_t end = text.find('\0', begin);
+    if (end == std::string::npos) end = text.size();
+    words.emplace_back(text, begin, end - begin);
     begin = end + 1;
   }
-  return arguments;
+  return words;
+}
+
+}  // namespace
+
+std::vector<std::string> process_arguments(pid_t pid) {
+  return split_at_nul(read_proc_file(proc_path(pid, "cmdline")));
+}
+
+std::vector<std::filesystem::path> process_open_files(pid_t pid) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(proc_path(pid, "fd"), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code link_error;
+    std::filesystem::path target = std::filesystem::read_symlink(it->path(), link_error);
+    if (!link_error) files.push_back(std::move(target));
+  }
+  return files;
+}
+
+std::optional<std::string> process_environment_variable(pid_t pid, std::string_view name) {
+  const std::string prefix = std::string(name) + "=";
+  for (const std::string& entry : split_at_nul(read_proc_file(proc_path(pid, "environ")))) {
+    if (entry.starts_with(prefix)) return entry.substr(prefix.size());
+  }
+  return std::nullopt;
+}
+
+bool process_environment_readable(pid_t pid) {
+  return ::access(proc_path(pid, "environ").c_str(), R_OK) == 0;
 }
 
 }  // namespace nsel

@@ -164,7 +164,7 @@ void replace_process(const std::vector<std::string>& argv,
 pid_t spawn_process(const std::vector<std::string>& argv,
                     const std::vector<std::string>& extra_environment,
                     const std::string& working_directory, ChildOutput output,
-                    bool own_process_group) {
+                    bool own_process_group, const std::filesystem::path& log) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!working_directory.empty()) {
@@ -175,6 +175,10 @@ pid_t spawn_process(const std::vector<std::string>& argv,
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   } else if (output == ChildOutput::to_stderr) {
     posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  } else if (output == ChildOutput::to_log) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   }
   pid_t child = 0;
   const int rc = start_child(child, argv, extra_environment, actions, own_process_group);
@@ -407,15 +411,16 @@ RemovedOnStop::~RemovedOnStop() {
   release_stop_slot(slot_);
 }
 
-int run_quietly_stoppable(const std::vector<std::string>& argv) {
+int run_quietly_stoppable(const std::vector<std::string>& argv, const std::filesystem::path& log) {
   if (const int stopping = stop_signal.load()) return 128 + stopping;
+  const ChildOutput output = log.empty() ? ChildOutput::discard : ChildOutput::to_log;
   {
     // Outside a StopCleanup the child stays in this group, so that a Ctrl-C reaches it.
     const std::lock_guard<std::mutex> lock(stop_scopes_mutex);
-    if (stop_scopes == 0) return run_quietly(argv);
+    if (stop_scopes == 0) return wait_exit_code(spawn_process(argv, {}, "", output, false, log));
   }
   const int slot = claim_stop_slot();
-  const pid_t child = spawn_process(argv, {}, "", ChildOutput::discard, true);
+  const pid_t child = spawn_process(argv, {}, "", output, true, log);
   if (slot >= 0) {
     stop_slots[slot].group.store(child);  // the child leads its group: its pid is the group's
     stop_slots[slot].state.store(2);

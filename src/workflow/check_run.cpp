@@ -115,7 +115,8 @@ namespace {
 
 bool capture_lost_for_a_known_cause(std::string_view state) {
   return state == kManifestDiskFull || state == kManifestNotWritable ||
-         state == kManifestNameTaken || state == kManifestStopTimeout;
+         state == kManifestNameTaken || state == kManifestStopTimeout ||
+         state == kManifestNsysFailed;
 }
 
 }  // namespace
@@ -147,7 +148,8 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
       return c;
     case ReportState::missing:
       if (manifest && capture_lost_for_a_known_cause(manifest->state)) {
-        // nsel saw why (full disk, folder not writable, name taken, stop timeout): the
+        // nsel saw why (full disk, folder not writable, name taken, stop timeout, nsys failed
+        // after the program opened its capture): the
         // manifest's reason says so, and where nsys left the capture.
         c.verdict = Verdict::missing;
         c.reason = manifest->state + ": " + found.reason;

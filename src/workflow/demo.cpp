@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "nsel/analyze/exports.hpp"
@@ -12,9 +14,12 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/plan.hpp"
 #include "nsel/core/rank_selection.hpp"
+#include "nsel/core/ray_runtime_env.hpp"
 #include "nsel/core/settings.hpp"
+#include "nsel/core/terminal_text.hpp"
 #include "nsel/reports/layout.hpp"
 #include "nsel/step/gpu_probe.hpp"
+#include "nsel/sys/files.hpp"
 #include "nsel/sys/host.hpp"
 #include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
@@ -92,8 +97,7 @@ constexpr std::string_view kWaitRange = "all-reduce";
 std::vector<DemoComputeStep> compute_per_step(const ReportSet& set) {
   std::vector<DemoComputeStep> out;
   for (const StepAcrossWorkers& across : set.comparison.steps) {
-    DemoComputeStep step{across.step, {}, {}};
-    std::vector<double> known;
+    DemoComputeStep step{across.step, {}, {}, {}};
     for (const ProcessSummary& process : set.processes) {
       std::optional<long long> compute;
       for (const StepSummary& s : process.steps) {
@@ -103,19 +107,14 @@ std::vector<DemoComputeStep> compute_per_step(const ReportSet& set) {
           if (share.range == kWaitRange) wait += share.ns;
         }
         compute = s.duration_ns() - wait;
-        known.push_back(static_cast<double>(*compute));
         break;
       }
       step.compute_ns.push_back(compute);
     }
-    std::sort(known.begin(), known.end());
-    const double median = known.empty() ? 0
-                          : known.size() % 2 == 1
-                              ? known[known.size() / 2]
-                              : (known[known.size() / 2 - 1] + known[known.size() / 2]) / 2;
-    const double limit = median * (1 + set.comparison.straggler_percent / 100);
-    for (const auto& compute : step.compute_ns) {
-      step.slow.push_back(known.size() > 1 && compute && static_cast<double>(*compute) > limit);
+    for (std::size_t p = 0; p < step.compute_ns.size(); ++p) {
+      step.percent_above_others.push_back(percent_above_others(step.compute_ns, p));
+      step.slow.push_back(
+          is_straggler(step.percent_above_others.back(), set.comparison.straggler_percent));
     }
     out.push_back(std::move(step));
   }
@@ -127,31 +126,21 @@ std::optional<DemoStraggler> find_straggler(const std::vector<DemoComputeStep>& 
   std::vector<DemoStraggler> per(processes);
   for (std::size_t p = 0; p < processes; ++p) per[p].process = p;
   for (const DemoComputeStep& step : steps) {
-    std::vector<double> known;
-    for (const auto& compute : step.compute_ns) {
-      if (compute) known.push_back(static_cast<double>(*compute));
-    }
-    std::sort(known.begin(), known.end());
-    if (known.empty()) continue;
-    const double median = known.size() % 2 == 1
-                              ? known[known.size() / 2]
-                              : (known[known.size() / 2 - 1] + known[known.size() / 2]) / 2;
     for (std::size_t p = 0; p < processes; ++p) {
       if (!step.compute_ns[p]) continue;
       ++per[p].steps;
-      if (!step.slow[p] || median <= 0) continue;
+      if (!step.slow[p]) continue;
       ++per[p].slow_steps;
-      per[p].mean_percent_above_median +=
-          100.0 * (static_cast<double>(*step.compute_ns[p]) - median) / median;
+      per[p].mean_percent_above_others += *step.percent_above_others[p];
     }
   }
   std::optional<DemoStraggler> worst;
   for (DemoStraggler& candidate : per) {
     if (candidate.slow_steps == 0) continue;
-    candidate.mean_percent_above_median /= static_cast<double>(candidate.slow_steps);
+    candidate.mean_percent_above_others /= static_cast<double>(candidate.slow_steps);
     if (!worst || candidate.slow_steps > worst->slow_steps ||
         (candidate.slow_steps == worst->slow_steps &&
-         candidate.mean_percent_above_median > worst->mean_percent_above_median)) {
+         candidate.mean_percent_above_others > worst->mean_percent_above_others)) {
       worst = candidate;
     }
   }
@@ -164,15 +153,13 @@ int DemoRun::exit_code() const {
   return failed_workers == 0 && verdict.exit_code() == 0 ? 0 : 1;
 }
 
-DemoRun run_demo(const DemoRequest& request, const std::function<void(const std::string&)>& tell) {
-  if (!request.root.empty() && fs::exists(request.root) && !fs::is_directory(request.root)) {
-    throw Error(bad_value("--root", request.root.string(), "not a folder",
-                          "a folder for the sessions (created if missing)"));
-  }
-  default_selection(tell);
-  if (request.ranks > 0) default_rank_filter(tell);
-  // Fails here, before any folder or process exists, on any bad setting.
-  const ProfileSettings settings = ProfileSettings::from_environment(environment_variable);
+namespace {
+
+// The process demo: the workers are the example worker under `nsel exec`, in a session nsel
+// creates the way Ray lays one out.
+void run_local_workers(const DemoRequest& request, const ProfileSettings& settings,
+                       const fs::path& root, DemoRun& run,
+                       const std::function<void(const std::string&)>& tell) {
   const std::string self = self_executable();
   const std::string worker_program =
       (fs::path(self).parent_path() / "nsel-example-worker").string();
@@ -181,19 +168,6 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
                     " is missing; build the project (it sits beside nsel)",
                 1);
   }
-  std::optional<ExportSettings> exports;
-  // Each report exported by the nsys that can read it, as `nsel report` and `nsel check` choose.
-  if (auto installs = find_nsys_installs(environment_variable("NSEL_NSYS"),
-                                         environment_variable("PATH").value_or(""));
-      !installs.empty()) {
-    exports.emplace();
-    exports->installs = std::move(installs);
-    exports->cache_dir = default_export_cache_dir(environment_variable("XDG_CACHE_HOME"),
-                                                  environment_variable("HOME"));
-  }
-  const fs::path root =
-      request.root.empty() ? fs::temp_directory_path() / "nsel-demo" : request.root;
-  DemoRun run;
   run.nsight_dir =
       create_ray_session(fs::absolute(root), std::chrono::system_clock::now(), getpid());
   run.session = run.nsight_dir.parent_path().parent_path();
@@ -207,13 +181,13 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
   }
   run.workers.push_back({"vllm_generation_worker", 0});
   preview_selection(run.workers, settings, tell);
-  run.shows_ranks = request.ranks > 0 || settings.ranks || settings.local_ranks || settings.nodes;
   // Resolved once here and passed to every worker, so they all capture the same way.
   const CaptureMode capture = resolve_node_capture_mode(settings.capture);
   // The policy ranks meet in an all-reduce-like wait, through a folder of the session's own.
   const int policy_ranks = request.ranks > 0 ? request.ranks : 2;
-  run.slow_rank = policy_ranks > 1 ? policy_ranks - 1 : -1;
   const fs::path meeting = run.session / "demo-all-reduce";
+  run.worker_log = run.session / "logs" / "nsel-demo-workers.log";
+  tell("nsel demo: the workers' and nsys's own output goes to " + run.worker_log.string());
   fs::create_directories(meeting);
   const auto start = [&](const DemoWorker& worker) {
     std::vector<std::string> argv = {self,           "exec",
@@ -231,9 +205,11 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
         argv.insert(argv.end(), {"--slow-percent", std::to_string(request.slow_percent)});
       }
     }
+    // nsys's own lines (capture started, Generating ..., progress bars of several workers at
+    // once) would break up the demo's output: they go to the session's log.
     return spawn_process(
         argv, {"RANK=" + std::to_string(worker.rank), "LOCAL_RANK=" + std::to_string(worker.rank)},
-        run.nsight_dir.string(), ChildOutput::to_stderr);  // stdout carries only the listing
+        run.nsight_dir.string(), ChildOutput::to_log, false, run.worker_log);
   };
   // All workers run together, as in a real job.
   std::vector<pid_t> running;
@@ -243,11 +219,150 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
     if (code == 0) continue;
     ++run.failed_workers;
     tell("nsel demo: worker " + run.workers[i].name + " (rank " +
-         std::to_string(run.workers[i].rank) + ") exited with code " + std::to_string(code));
+         std::to_string(run.workers[i].rank) + ") exited with code " + std::to_string(code) +
+         "; its output is in " + run.worker_log.string());
+  }
+  // The log holds every worker's lines; the last ones are where a failure says why.
+  const std::size_t shown_lines =
+      request.verbose ? std::string::npos : (run.failed_workers > 0 ? 10 : 0);
+  if (shown_lines == 0) return;
+  const std::string lines =
+      last_output_lines(read_small_file(run.worker_log).value_or(""), shown_lines);
+  tell(std::string("nsel demo: ") + (request.verbose ? "the" : "the last lines of the") +
+       " workers' and nsys's own output:");
+  std::size_t begin = 0;
+  while (begin < lines.size()) {
+    std::size_t end = lines.find('\n', begin);
+    if (end == std::string::npos) end = lines.size();
+    tell("  " + terminal_text(std::string_view(lines).substr(begin, end - begin)));
+    begin = end + 1;
+  }
+}
+
+// What python -m nsel._demo_ray wrote to its result file, or an Error saying why there is none.
+void read_ray_result(const fs::path& file, const std::string& python, int code, DemoRun& run) {
+  const std::string cannot = "nsel demo --ray: " + quote(python) + " could not run the Ray job";
+  const std::string advice =
+      "; run the nsel of a virtual environment that holds nsel's package and Ray (pip install "
+      "<nsel wheel> 'ray[default]'), or set NSEL_PYTHON to its python";
+  nlohmann::json result;
+  try {
+    std::ifstream in(file);
+    if (!in)
+      throw Error(cannot + " (exit code " + std::to_string(code) + ", no result)" + advice, 1);
+    result = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(cannot + ": its result " + quote(file.string()) + " is not JSON (" + e.what() + ")",
+                1);
+  }
+  std::error_code ignored;
+  fs::remove(file, ignored);
+  if (result.contains("error")) {
+    throw Error(
+        cannot + ": " + result.value("error", std::string()) +
+            (result.value("error", std::string()).find("No module named 'ray'") != std::string::npos
+                 ? advice
+                 : ""),
+        1);
+  }
+  try {
+    run.ray_version = result.at("ray").get<std::string>();
+    run.session = result.at("session").get<std::string>();
+    run.nsight_dir = result.at("nsight_dir").get<std::string>();
+    for (const nlohmann::json& worker : result.at("workers")) {
+      DemoWorker listed{worker.at("worker").get<std::string>(), worker.at("rank").get<int>(),
+                        worker.at("profiled").get<bool>(), worker.at("reason").get<std::string>(),
+                        worker.at("pid").get<long long>()};
+      run.workers.push_back(std::move(listed));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(cannot + ": its result lacks " + e.what(), 1);
+  }
+  if (code != 0) run.failed_workers = 1;
+}
+
+// The Ray demo: nsel's Python package runs the actors on a local Ray cluster under the root.
+void run_ray_job(const DemoRequest& request, const ProfileSettings& settings, const fs::path& root,
+                 DemoRun& run, const std::function<void(const std::string&)>& tell) {
+  const std::string chosen = !request.python.empty()
+                                 ? request.python
+                                 : environment_variable("NSEL_PYTHON").value_or("python3");
+  const std::optional<std::string> python =
+      find_program(chosen, environment_variable("PATH").value_or(""));
+  if (!python) {
+    throw Error("nsel demo --ray: the Python interpreter " + quote(chosen) +
+                    " (NSEL_PYTHON, else python3 on PATH) is not found; install nsel's package "
+                    "with Ray into a virtual environment and run that environment's nsel",
+                1);
+  }
+  fs::create_directories(fs::absolute(root));
+  const fs::path result =
+      fs::absolute(root) / ("nsel-demo-ray-" + std::to_string(getpid()) + ".json");
+  tell("nsel demo: " + std::to_string(request.steps) + " steps on Ray; patterns " +
+       quote(environment_variable(kWorkerPatternsVariable).value_or("")) + "; window " +
+       windows_text(settings.windows) + "; python " + *python);
+  std::vector<std::string> environment;
+  if (environment_variable(kRayPluginsVariable).value_or("").empty()) {
+    environment.push_back(std::string(kRayPluginsVariable) + "=" + nsel_plugin_setting());
+    tell("nsel demo: " + std::string(kRayPluginsVariable) + " is not set; using '" +
+         nsel_plugin_setting() + "' (nsel's plugin) for the local cluster");
+  }
+  const int policy_ranks = request.ranks > 0 ? request.ranks : 2;
+  const std::vector<std::string> argv = {*python,
+                                         "-m",
+                                         "nsel._demo_ray",
+                                         "--root",
+                                         fs::absolute(root).string(),
+                                         "--result",
+                                         result.string(),
+                                         "--steps",
+                                         std::to_string(request.steps),
+                                         "--work-ms",
+                                         std::to_string(request.work_ms),
+                                         "--slow-percent",
+                                         std::to_string(request.slow_percent),
+                                         "--ranks",
+                                         std::to_string(policy_ranks)};
+  const int code = wait_exit_code(spawn_process(argv, environment, "", ChildOutput::to_stderr));
+  read_ray_result(result, *python, code, run);
+}
+
+}  // namespace
+
+DemoRun run_demo(const DemoRequest& request, const std::function<void(const std::string&)>& tell) {
+  if (!request.root.empty() && fs::exists(request.root) && !fs::is_directory(request.root)) {
+    throw Error(bad_value("--root", request.root.string(), "not a folder",
+                          "a folder for the sessions (created if missing)"));
+  }
+  default_selection(tell);
+  if (request.ranks > 0) default_rank_filter(tell);
+  // Fails here, before any folder or process exists, on any bad setting.
+  const ProfileSettings settings = ProfileSettings::from_environment(environment_variable);
+  std::optional<ExportSettings> exports;
+  // Each report exported by the nsys that can read it, as `nsel report` and `nsel check` choose.
+  if (auto installs = find_nsys_installs(environment_variable("NSEL_NSYS"),
+                                         environment_variable("PATH").value_or(""));
+      !installs.empty()) {
+    exports.emplace();
+    exports->installs = std::move(installs);
+    exports->cache_dir = default_export_cache_dir(environment_variable("XDG_CACHE_HOME"),
+                                                  environment_variable("HOME"));
+  }
+  const fs::path root =
+      request.root.empty() ? fs::temp_directory_path() / "nsel-demo" : request.root;
+  DemoRun run;
+  const int policy_ranks = request.ranks > 0 ? request.ranks : 2;
+  run.slow_rank = policy_ranks > 1 ? policy_ranks - 1 : -1;
+  run.shows_ranks = request.ranks > 0 || settings.ranks || settings.local_ranks || settings.nodes;
+  if (request.ray) {
+    run_ray_job(request, settings, root, run, tell);
+  } else {
+    run_local_workers(request, settings, root, run, tell);
   }
 
   std::vector<fs::path> reports;
-  for (const auto& entry : fs::directory_iterator(run.nsight_dir)) {
+  std::error_code listing;
+  for (const auto& entry : fs::directory_iterator(run.nsight_dir, listing)) {
     if (entry.path().extension() == ".nsys-rep") reports.push_back(entry.path());
     if (entry.path().extension() == ".qdstrm") run.leftovers.push_back(entry.path());
   }
@@ -260,11 +375,9 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
     // As `nsel report` summarises them: steps, stragglers and the HTML page.
     ReportRequest summary;
     summary.paths = {run.nsight_dir};
-    summary.html_file = run.session / "nsel-report.html";
     summary.environment = environment_variable;
     try {
       run.summary = summarize_reports(summary, ReportProgress{});
-      run.html = summary.html_file;
       run.compute = compute_per_step(*run.summary);
       run.straggler = find_straggler(run.compute, run.summary->processes.size());
     } catch (const Error& e) {

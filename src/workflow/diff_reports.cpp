@@ -3,7 +3,6 @@
 #include <limits>
 #include <string>
 
-#include "nsel/analyze/render_diff.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/sys/files.hpp"
 
@@ -13,8 +12,6 @@ namespace {
 
 ReportSet summarise_side(std::string_view side, ReportRequest request,
                          const DiffProgress& progress) {
-  request.csv_dir.clear();
-  request.html_file.clear();
   request.summary.top_kernels = std::numeric_limits<std::size_t>::max();
   if (progress.summarising) progress.summarising(side);
   try {
@@ -30,6 +27,7 @@ DiffSide side_of(const ReportRequest& request, const ReportSet& set) {
   if (side.paths.empty()) side.paths.emplace_back("/tmp/ray");
   side.processes = set.processes.size();
   side.failures = set.failures;
+  side.run = describe_run(set.processes);
   return side;
 }
 
@@ -41,14 +39,6 @@ RunDiff diff_reports(const DiffRequest& request, const DiffProgress& progress) {
   RunDiff diff = diff_runs(baseline, candidate, request.diff);
   diff.baseline = side_of(request.baseline, baseline);
   diff.candidate = side_of(request.candidate, candidate);
-  if (!request.csv_dir.empty()) {
-    write_diff_csv(diff, request.csv_dir);
-    if (progress.wrote_csv) progress.wrote_csv(request.csv_dir);
-  }
-  if (!request.html_file.empty()) {
-    write_file_atomically(request.html_file, render_diff_html(diff));
-    if (progress.wrote_html) progress.wrote_html(request.html_file);
-  }
   return diff;
 }
 

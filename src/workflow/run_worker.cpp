@@ -170,7 +170,10 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
   out.nsys_version = plan_request.nsys_version;
   // Probed once, where the capture depends on it (auto) or cannot work without it (cuda).
   std::optional<GpuVisibility> gpu;
-  if (settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda) {
+  if (!request.probe_gpu) {
+    plan_request.node_capture =
+        settings.capture == CaptureMode::automatic ? CaptureMode::nvtx : settings.capture;
+  } else if (settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda) {
     const GpuProbe probe = probe_gpu_isolated();
     gpu = GpuVisibility{probe.usable, probe.detail, request.environment("CUDA_VISIBLE_DEVICES")};
     plan_request.node_capture = resolve_capture_mode(settings.capture, probe);
@@ -178,6 +181,11 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
     plan_request.node_capture = settings.capture;
   }
   complete_plan(out.plan, settings, plan_request);
+  // nsys refuses an unknown option name only once it runs; asked now, it is a one-line error
+  // before the program starts (exit code 2), and under Ray before the worker's retries.
+  require_known_options(out.plan.options, *nsys.path, nsys.version,
+                        request.environment(std::string(kExtraOptionsVariable)),
+                        request.try_options);
   for (std::string& line : plan_guidance(out.plan, settings.capture, gpu)) {
     out.notices.push_back(std::move(line));
   }
@@ -194,7 +202,7 @@ int exit_code_after(int code, std::string_view state, const Manifest& manifest,
                     const std::function<void(const std::string&)>& tell) {
   const bool lost = state == kManifestQdstrm || state == kManifestDiskFull ||
                     state == kManifestNotWritable || state == kManifestNameTaken ||
-                    state == kManifestStopTimeout;
+                    state == kManifestStopTimeout || state == kManifestNsysFailed;
   if (!lost) return code;
   tell("nsel: error: worker " + quote(manifest.worker) + ": no complete report (" +
        std::string(state) + "): " + manifest.reason + " (manifest " +
@@ -222,7 +230,22 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
   std::optional<ManifestRecorder> manifest;
   SupervisionOptions supervision;
   supervision.stop_timeout = launch.launch.stop_timeout;
-  supervision.on_started = [&](pid_t) { manifest.emplace(plan); };
+  // The program's step control tells here whether it opened its capture: a report nsys then
+  // fails to write is its failure, never a window not reached. Without a temporary folder the
+  // manifest says only what the files show.
+  const std::optional<std::filesystem::path> step_record =
+      create_private_temporary_file("nsel-step-record");
+  const auto remove_step_record = [&] {
+    std::error_code ignored;
+    if (step_record) std::filesystem::remove(*step_record, ignored);
+  };
+  supervision.on_started = [&](pid_t) {
+    manifest.emplace(plan);
+    if (step_record) {
+      manifest->read_step_record(*step_record,
+                                 launch.nsys_version ? launch.nsys_version->text : "");
+    }
+  };
   supervision.on_finished = [&](const SupervisionEnd& end) {
     if (!manifest) return end.exit_code;
     const std::string state = manifest->finish(end.exit_code, end.stop_timed_out);
@@ -243,7 +266,17 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
     environment.push_back(std::string(kStepStopHandoverVariable) + "=" +
                           std::to_string(kStopHandover.count()));
   }
-  return run_profiled(plan.command, environment, supervision);
+  if (step_record) {
+    environment.push_back(std::string(kStepRecordVariable) + "=" + step_record->string());
+  }
+  try {
+    const int code = run_profiled(plan.command, environment, supervision);
+    remove_step_record();
+    return code;
+  } catch (...) {
+    remove_step_record();
+    throw;
+  }
 }
 
 }  // namespace nsel

@@ -60,6 +60,7 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
   if (needs_nsys) stop_cleanup.emplace();
   if (progress.found) progress.found(reports.size());
   export_settings.exporting = progress.exporting;
+  export_settings.nsys_output = progress.nsys_output;
 
   std::vector<std::optional<ProcessSummary>> summaries(reports.size());
   std::vector<std::optional<std::string>> errors(reports.size());
@@ -117,14 +118,6 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
                    });
   set.comparison = compare_steps(set.processes, request.straggler_percent);
 
-  if (!request.csv_dir.empty()) {
-    write_csv(set, request.csv_dir);
-    if (progress.wrote_csv) progress.wrote_csv(request.csv_dir);
-  }
-  if (!request.html_file.empty()) {
-    write_file_atomically(request.html_file, render_html(set));
-    if (progress.wrote_html) progress.wrote_html(request.html_file);
-  }
   return set;
 }
 

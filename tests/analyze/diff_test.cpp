@@ -14,7 +14,7 @@
 
 namespace {
 
-using nsel::Verdict;
+using nsel::ChangeVerdict;
 
 constexpr double kStepNs = 100e6;  // 100 ms
 
@@ -250,7 +250,7 @@ TEST(DiffVerdict, NoChangeBetweenTwoRunsOfTheSameSpread) {
   EXPECT_TRUE(diff.unpaired.empty());
   const nsel::Change& step = diff.step_time().change;
   EXPECT_EQ(diff.step_time().kind, nsel::MetricDiff::Kind::step);
-  EXPECT_EQ(step.verdict, Verdict::unchanged) << step.p_value << " " << step.change_percent;
+  EXPECT_EQ(step.verdict, ChangeVerdict::unchanged) << step.p_value << " " << step.change_percent;
   EXPECT_GT(step.p_value, 0.01);
   EXPECT_LT(std::fabs(step.change_percent), 3);
   EXPECT_EQ(step.baseline_steps.count, 20u);  // one tested value per step
@@ -266,7 +266,7 @@ TEST(DiffVerdict, EveryStepTenPercentSlower) {
   const nsel::RunDiff diff =
       nsel::diff_runs(run_of_grid(baseline, 100), run_of_grid(scaled(baseline, 1.1), 200), {});
   const nsel::Change& step = diff.step_time().change;
-  EXPECT_EQ(step.verdict, Verdict::slower);
+  EXPECT_EQ(step.verdict, ChangeVerdict::slower);
   // Every value times 1.1: so is each median (up to the rounding to whole ns).
   EXPECT_NEAR(step.change_percent, 10, 1e-6);
   // The per-step medians lie within 97..103 ms and 106.7..113.3 ms: no overlap, U = 0.
@@ -274,7 +274,7 @@ TEST(DiffVerdict, EveryStepTenPercentSlower) {
   EXPECT_TRUE(nsel::gate_fails(diff, 5));
   EXPECT_FALSE(nsel::gate_fails(diff, 15));
   for (const auto& p : diff.pairs) {
-    EXPECT_EQ(p.step.verdict, Verdict::slower);
+    EXPECT_EQ(p.step.verdict, ChangeVerdict::slower);
     EXPECT_FALSE(p.out_of_line) << p.key;
     EXPECT_NEAR(p.change_vs_job_points, 0, 1e-3);
   }
@@ -289,10 +289,10 @@ TEST(DiffVerdict, OneSlowRankLeavesTheJobUnchanged) {
   const Grid candidate = scaled(synchronous_spread(random, 8, 20), 1.3, 3);
   const nsel::RunDiff diff =
       nsel::diff_runs(run_of_grid(baseline, 100), run_of_grid(candidate, 200), {});
-  EXPECT_EQ(diff.step_time().change.verdict, Verdict::unchanged)
+  EXPECT_EQ(diff.step_time().change.verdict, ChangeVerdict::unchanged)
       << diff.step_time().change.p_value << " " << diff.step_time().change.change_percent;
   const auto& slow = pair_with_key(diff, "dtensor_policy_worker rank 3");
-  EXPECT_EQ(slow.step.verdict, Verdict::slower);
+  EXPECT_EQ(slow.step.verdict, ChangeVerdict::slower);
   EXPECT_TRUE(slow.out_of_line);
   EXPECT_GT(slow.change_vs_job_points, 20);
   for (const auto& p : diff.pairs) {
@@ -308,16 +308,16 @@ TEST(DiffVerdict, OneRankSlowerWhileTheRestGotFaster) {
   const nsel::RunDiff diff =
       nsel::diff_runs(run_of_grid(baseline, 100), run_of_grid(candidate, 200), {});
   const nsel::Change& job = diff.step_time().change;
-  EXPECT_EQ(job.verdict, Verdict::faster);
+  EXPECT_EQ(job.verdict, ChangeVerdict::faster);
   EXPECT_NEAR(job.change_percent, -10, 0.5);  // 7 of 8 ranks decide each step's median
   const auto& odd = pair_with_key(diff, "dtensor_policy_worker rank 3");
-  EXPECT_EQ(odd.step.verdict, Verdict::slower);
+  EXPECT_EQ(odd.step.verdict, ChangeVerdict::slower);
   EXPECT_NEAR(odd.step.change_percent, 10, 1e-6);
   EXPECT_TRUE(odd.out_of_line);
   EXPECT_DOUBLE_EQ(odd.change_vs_job_points, odd.step.change_percent - job.change_percent);
   for (const auto& p : diff.pairs) {
     if (p.key == odd.key) continue;
-    EXPECT_EQ(p.step.verdict, Verdict::faster) << p.key;
+    EXPECT_EQ(p.step.verdict, ChangeVerdict::faster) << p.key;
     EXPECT_FALSE(p.out_of_line) << p.key;
   }
 }
@@ -390,7 +390,7 @@ TEST(DiffPairing, NothingPairedIsSaidAndFailsTheGate) {
       nsel::diff_runs(run_of({process("a", 0, 1, steps), process("a", 1, 2, steps)}),
                       run_of({process("b", 0, 3, steps), process("b", 1, 4, steps)}), {});
   ASSERT_TRUE(diff.pairs.empty());
-  EXPECT_EQ(diff.step_time().change.verdict, nsel::Verdict::inconclusive);
+  EXPECT_EQ(diff.step_time().change.verdict, nsel::ChangeVerdict::inconclusive);
   EXPECT_EQ(diff.step_time().change.reason,
             "no process could be paired by worker,rank: the baseline has 'a rank 0', 'a rank 1', "
             "the candidate 'b rank 0', 'b rank 1'");
@@ -435,16 +435,16 @@ TEST(DiffPairing, StepsOnOneSideOnlyAreListed) {
 TEST(DiffVerdict, TooFewStepsIsInconclusiveWithTheReason) {
   const nsel::RunDiff three = nsel::diff_runs(run_of({process("w", 0, 1, {1e8, 1e8, 1e8})}),
                                               run_of({process("w", 0, 2, {2e8, 2e8, 2e8})}), {});
-  EXPECT_EQ(three.step_time().change.verdict, Verdict::inconclusive);
+  EXPECT_EQ(three.step_time().change.verdict, ChangeVerdict::inconclusive);
   EXPECT_EQ(three.step_time().change.reason, "3 steps in each run, at least 5 needed");
   EXPECT_EQ(three.step_time().change.p_value, 1);
   EXPECT_DOUBLE_EQ(three.step_time().change.change_percent, 100);
   EXPECT_FALSE(nsel::gate_fails(three, 5));
-  EXPECT_EQ(three.pairs[0].step.verdict, Verdict::inconclusive);
+  EXPECT_EQ(three.pairs[0].step.verdict, ChangeVerdict::inconclusive);
 
   const nsel::RunDiff none = nsel::diff_runs(run_of({process("w", 0, 1, {})}),
                                              run_of({process("w", 0, 2, std::vector(6, 1e8))}), {});
-  EXPECT_EQ(none.step_time().change.verdict, Verdict::inconclusive);
+  EXPECT_EQ(none.step_time().change.verdict, ChangeVerdict::inconclusive);
   EXPECT_EQ(none.step_time().change.reason, "0 steps in the baseline, at least 5 needed");
   EXPECT_EQ(none.steps_only_in_candidate.size(), 6u);
 
@@ -452,7 +452,7 @@ TEST(DiffVerdict, TooFewStepsIsInconclusiveWithTheReason) {
   options.min_steps = 2;
   const nsel::RunDiff few = nsel::diff_runs(run_of({process("w", 0, 1, {1e8, 1e8, 1e8})}),
                                             run_of({process("w", 0, 2, {2e8, 2e8, 2e8})}), options);
-  EXPECT_NE(few.step_time().change.verdict, Verdict::inconclusive);
+  EXPECT_NE(few.step_time().change.verdict, ChangeVerdict::inconclusive);
 }
 
 TEST(DiffMetrics, GpuMetricsAndRangesInOrder) {
@@ -480,18 +480,18 @@ TEST(DiffMetrics, GpuMetricsAndRangesInOrder) {
   EXPECT_EQ(names, (std::vector<std::string>{"step", "communication", "compute", "GPU idle",
                                              "forward", "backward", "optimizer"}));
   const auto& communication = diff.metrics[1].change;
-  EXPECT_EQ(communication.verdict, Verdict::slower);
+  EXPECT_EQ(communication.verdict, ChangeVerdict::slower);
   EXPECT_DOUBLE_EQ(communication.change_percent, 100);
   // Every value equal on each side: all 12 tied, the normal approximation; U = 0 of 36,
   // the tie-corrected variance 36/12 (13 - (6^3 - 6) 2 / (12 * 11)) = 29.4545...
   EXPECT_NEAR(communication.p_value,
               std::erfc((18 - 0.5) / std::sqrt(3 * (13 - 420.0 / 132)) / std::sqrt(2.0)), 1e-12);
-  EXPECT_EQ(diff.metrics[0].change.verdict, Verdict::unchanged);
-  EXPECT_EQ(diff.metrics[3].change.verdict, Verdict::unchanged);  // idle 20 ms in both
-  EXPECT_EQ(diff.metrics[6].change.baseline_steps.median, 0);     // absent: 0 ns
-  EXPECT_EQ(diff.metrics[6].change.verdict, Verdict::slower);
+  EXPECT_EQ(diff.metrics[0].change.verdict, ChangeVerdict::unchanged);
+  EXPECT_EQ(diff.metrics[3].change.verdict, ChangeVerdict::unchanged);  // idle 20 ms in both
+  EXPECT_EQ(diff.metrics[6].change.baseline_steps.median, 0);           // absent: 0 ns
+  EXPECT_EQ(diff.metrics[6].change.verdict, ChangeVerdict::slower);
   ASSERT_TRUE(diff.pairs[0].communication.has_value());
-  EXPECT_EQ(diff.pairs[0].communication->verdict, Verdict::slower);
+  EXPECT_EQ(diff.pairs[0].communication->verdict, ChangeVerdict::slower);
   EXPECT_DOUBLE_EQ(diff.pairs[0].compute->change_percent, -100.0 / 7);
 }
 
@@ -570,7 +570,7 @@ TEST(DiffKernels, CountsAddAndPooledStatisticsAreExact) {
   const nsel::TotalsDiff matmul = find(gemm);
   EXPECT_FALSE(matmul.communication);
   EXPECT_EQ(matmul.count_change, 0);
-  EXPECT_EQ(matmul.mean_verdict, Verdict::slower);
+  EXPECT_EQ(matmul.mean_verdict, ChangeVerdict::slower);
   EXPECT_LT(matmul.mean_p_value, 1e-6);
   // Ordered by the time moved: the GEMM gained ~20 ms, the AllReduce lost ~10 ms.
   EXPECT_EQ(diff.kernels[0].name, gemm);
@@ -593,7 +593,7 @@ TEST(DiffKernels, NvtxRangesByNameAndUntestableOnes) {
   const nsel::RunDiff diff = nsel::diff_runs(run_of({b}), run_of({c}), {});
   ASSERT_EQ(diff.nvtx.size(), 2u);
   EXPECT_EQ(diff.nvtx[0].name, "setup");  // 2 ms moved, more than eval's 6 us
-  EXPECT_EQ(diff.nvtx[0].mean_verdict, Verdict::inconclusive);
+  EXPECT_EQ(diff.nvtx[0].mean_verdict, ChangeVerdict::inconclusive);
   EXPECT_EQ(diff.nvtx[0].mean_p_value, 1);
   EXPECT_DOUBLE_EQ(diff.nvtx[0].total_change_percent, 40);
   EXPECT_EQ(diff.nvtx[1].baseline.count, 0);
@@ -624,8 +624,8 @@ TEST(DiffPairingRule, ParsesAndRejectsWithExactMessages) {
   EXPECT_EQ(message("pid"), "--pair-by='pid': unknown part 'pid'" + expected);
   EXPECT_EQ(message("rank,,worker"), "--pair-by='rank,,worker': an empty part" + expected);
   EXPECT_EQ(message("rank,rank"), "--pair-by='rank,rank': 'rank' given twice" + expected);
-  EXPECT_EQ(nsel::verdict_name(Verdict::inconclusive), "inconclusive");
-  EXPECT_EQ(nsel::verdict_name(Verdict::faster), "faster");
+  EXPECT_EQ(nsel::verdict_name(ChangeVerdict::inconclusive), "inconclusive");
+  EXPECT_EQ(nsel::verdict_name(ChangeVerdict::faster), "faster");
 }
 
 TEST(DiffPairing, KeysSortWithTheirNumbersAsNumbers) {

@@ -44,15 +44,21 @@ TEST(Manifest, RoundTripsEveryField) {
   std::string old = nsel::serialize_manifest(m);
   old.erase(old.find(",\n  \"qdstrm\""), std::string(",\n  \"qdstrm\": null").size());
   EXPECT_EQ(nsel::parse_manifest(old, "m.json"), m);
+  // The identity nsel decided (a rank given by --rank or rank= in Python).
+  nsel::Manifest given = m;
+  given.rank = 7;
+  given.local_rank = 3;
+  given.node = "gpu-07";
+  EXPECT_EQ(nsel::parse_manifest(nsel::serialize_manifest(given), "m.json"), given);
 }
 
 TEST(Manifest, KeysComeInAFixedOrder) {
   const std::string text = nsel::serialize_manifest(sample());
   const char* keys[] = {
-      "\"nsel_manifest\"", "\"worker\"",   "\"pattern\"",     "\"step_window\"",    "\"pid\"",
-      "\"nsel_pid\"",      "\"host\"",     "\"node_ip\"",     "\"rank_variables\"", "\"command\"",
-      "\"start_time\"",    "\"end_time\"", "\"exit_status\"", "\"report\"",         "\"state\"",
-      "\"reason\"",        "\"qdstrm\""};
+      "\"nsel_manifest\"", "\"worker\"", "\"pattern\"", "\"step_window\"",    "\"pid\"",
+      "\"nsel_pid\"",      "\"host\"",   "\"node_ip\"", "\"rank_variables\"", "\"rank\"",
+      "\"local_rank\"",    "\"node\"",   "\"command\"", "\"start_time\"",     "\"end_time\"",
+      "\"exit_status\"",   "\"report\"", "\"state\"",   "\"reason\"",         "\"qdstrm\""};
   size_t at = 0;
   for (const char* key : keys) {
     const size_t found = text.find(key, at);
@@ -100,6 +106,37 @@ TEST(Manifest, BadTextNamesTheFile) {
                     "\"rank_variables\": {\"A\\nB\": 3}}"),
             "/r/x.nsel.json: rank variable 'A\\nB' is not a string; expected an nsel manifest "
             "(version 1)");
+}
+
+TEST(Manifest, ARankGivenToNselWinsOverTheVariables) {
+  nsel::Manifest m = sample();
+  m.rank_variables = {{"RANK", "0"}, {"LOCAL_RANK", "0"}, {"SLURMD_NODENAME", "n2"}};
+  m.rank = 5;
+  m.local_rank = 1;
+  m.node = "given-node";
+  EXPECT_EQ(nsel::manifest_rank(m), 5);
+  EXPECT_EQ(nsel::manifest_local_rank(m), 1);
+  EXPECT_EQ(nsel::manifest_node(m), "given-node");
+  const auto message = [](const std::string& field) {
+    try {
+      nsel::parse_manifest(
+          "{\"nsel_manifest\": 1, \"worker\": \"w\", \"state\": \"x\", " + field + "}",
+          "/r/x.nsel.json");
+    } catch (const nsel::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("\"rank\": -1"),
+            "/r/x.nsel.json: \"rank\" is not a rank (a whole number >= 0); expected an nsel "
+            "manifest (version 1)");
+  EXPECT_EQ(message("\"local_rank\": \"2\""),
+            "/r/x.nsel.json: \"local_rank\" is not a rank (a whole number >= 0); expected an nsel "
+            "manifest (version 1)");
+  EXPECT_EQ(message("\"rank\": 18446744073709551615"),
+            "/r/x.nsel.json: \"rank\" is not a rank (a whole number >= 0); expected an nsel "
+            "manifest (version 1)");
+  EXPECT_EQ(message("\"rank\": null, \"node\": \"\""), "no error");
 }
 
 TEST(Manifest, RankAndNodeComeFromTheSchedulersVariables) {

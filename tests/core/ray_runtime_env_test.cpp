@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nsel/core/error.hpp"
 #include "nsel/core/plan.hpp"
 #include "nsel/core/ray_runtime_env.hpp"
 #include "nsel/core/settings.hpp"
@@ -89,5 +90,63 @@ TEST(RayPluginExecutable, TheRankSelectionTravelsToTheWorkersNode) {
   for (std::string_view name : {"NSEL_PROFILE_RANKS", "NSEL_PROFILE_LOCAL_RANKS",
                                 "NSEL_PROFILE_NODES", "NRL_NSYS_WORKER_PATTERNS"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+}
+
+TEST(RayPluginSetting, ReadAsRaysAgentReadsIt) {
+  using nsel::PluginSetting;
+  EXPECT_EQ(nsel::read_plugin_setting(std::nullopt), PluginSetting::unset);
+  EXPECT_EQ(nsel::read_plugin_setting(" "), PluginSetting::unset);
+  EXPECT_EQ(nsel::read_plugin_setting(nsel::nsel_plugin_setting()), PluginSetting::loads_nsel);
+  EXPECT_EQ(nsel::nsel_plugin_setting(), "[{\"class\": \"nsel.ray_plugin.NselPlugin\"}]");
+  EXPECT_EQ(nsel::read_plugin_setting(
+                "[{\"class\": \"other.Plugin\"}, {\"class\": \"nsel.ray_plugin.NselPlugin\", "
+                "\"priority\": 95}]"),
+            PluginSetting::loads_nsel);
+  EXPECT_EQ(nsel::read_plugin_setting("[{\"class\": \"other.Plugin\"}]"),
+            PluginSetting::without_nsel);
+  EXPECT_EQ(nsel::read_plugin_setting("[]"), PluginSetting::without_nsel);
+  for (const char* bad :
+       {"nsel.ray_plugin.NselPlugin", "{\"class\": \"nsel.ray_plugin.NselPlugin\"}",
+        "[\"nsel.ray_plugin.NselPlugin\"]", "[{\"klass\": \"x\"}]", "[{\"class\": 3}]", "[{"}) {
+    EXPECT_EQ(nsel::read_plugin_setting(std::string(bad)), PluginSetting::malformed) << bad;
+  }
+}
+
+TEST(AtImportFix, OnlyInADriverThatMayUseRaysOwnField) {
+  std::map<std::string, std::string> env = {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}};
+  const auto decide = [&env] {
+    return nsel::decide_at_import_fix([&env](std::string_view name) -> std::optional<std::string> {
+      const auto found = env.find(std::string(name));
+      if (found == env.end()) return std::nullopt;
+      return found->second;
+    });
+  };
+  EXPECT_TRUE(decide().apply);
+  env["NSEL_RAY_PATCH"] = "1";
+  EXPECT_TRUE(decide().apply);
+  env["NSEL_RAY_PATCH"] = "0";
+  EXPECT_FALSE(decide().apply);
+  EXPECT_EQ(decide().skipped_because, "NSEL_RAY_PATCH=0");
+  env.erase("NSEL_RAY_PATCH");
+  env["RAY_RUNTIME_ENV_PLUGINS"] = nsel::nsel_plugin_setting();
+  EXPECT_FALSE(decide().apply);
+  EXPECT_NE(decide().skipped_because.find("loads nsel's plugin"), std::string::npos);
+  env["RAY_RUNTIME_ENV_PLUGINS"] = "[{\"class\": \"other.Plugin\"}]";
+  EXPECT_TRUE(decide().apply);
+  env["RAY_RAYLET_PID"] = "4242";
+  EXPECT_FALSE(decide().apply) << "a worker or agent Ray started never patches Ray";
+  EXPECT_NE(decide().skipped_because.find("RAY_RAYLET_PID"), std::string::npos);
+  env.erase("RAY_RAYLET_PID");
+  env["NRL_NSYS_WORKER_PATTERNS"] = "";
+  EXPECT_FALSE(decide().apply);
+  env["NSEL_RAY_PATCH"] = "maybe";
+  try {
+    decide();
+    ADD_FAILURE() << "a bad NSEL_RAY_PATCH is an error";
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "NSEL_RAY_PATCH='maybe': not a yes/no value; expected '1' (yes) or '0' (no)");
+    EXPECT_EQ(e.exit_code(), 2);
   }
 }

@@ -12,7 +12,7 @@
 
 #include "diff_fixture.hpp"
 #include "diff_page.hpp"
-#include "nsel/analyze/render_diff.hpp"
+#include "nsel/render/diff.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -131,7 +131,7 @@ TEST(DiffHtml, SixtyFourPairsDrawnWithEveryBarAndLabelApart) {
   const nsel::RunDiff diff = nsel::test::made_up_diff(64, 50, "dtensor_policy_worker");
   const nsel::test::DrawnDiffPage d = draw_and_check(diff, "64");
   EXPECT_EQ(d.verdict, "slower");
-  EXPECT_NE(d.banner_text.find("Step time: slower, +2.5%"), std::string::npos) << d.banner_text;
+  EXPECT_NE(d.banner_text.find("Step time: slower, +2.5 %"), std::string::npos) << d.banner_text;
   EXPECT_NE(d.banner_text.find("two-sided Mann-Whitney U over 50 and 50 steps"), std::string::npos)
       << d.banner_text;
   // Short keys fit whole.
@@ -179,7 +179,7 @@ TEST(DiffHtml, HeaderClickSortsThePairsByChange) {
 TEST(DiffHtml, FiveHundredTwelvePairsOfLongNamesGrowDownAndCutLabels) {
   const std::string worker = "vllm_async_generation_worker_of_a_deployment_named_at_length";
   nsel::RunDiff diff = nsel::test::made_up_diff(512, 200, worker);
-  diff.metrics[0].change.verdict = nsel::Verdict::inconclusive;
+  diff.metrics[0].change.verdict = nsel::ChangeVerdict::inconclusive;
   diff.metrics[0].change.reason = "4 steps in the candidate, at least 5 needed";
   const nsel::test::DrawnDiffPage d = draw_and_check(diff, "512");
   EXPECT_EQ(d.verdict, "inconclusive");

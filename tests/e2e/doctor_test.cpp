@@ -124,6 +124,44 @@ TEST(Doctor, TellsWhetherRaysNsightPluginIsPatched) {
   fs::remove_all(dir);
 }
 
+// The Ray stand-in holds no nsel package, so the plugin cannot be imported with it; the real
+// package's import is checked by python/tests/test_ray_plugin.py.
+TEST(Doctor, SaysWhetherRayWillLoadNselsPlugin) {
+  const fs::path dir = nsel::test::make_temp_dir("doctor-plugin");
+  const std::string site =
+      fake_ray(dir / "site", "context.py_executable = \" \".join(self.nsight_cmd) + \" python\"")
+          .string();
+  const Doctor unset = doctor({{"PYTHONPATH", site}, {"RAY_RUNTIME_ENV_PLUGINS", ""}}, dir);
+  EXPECT_EQ(status(unset, "ray_plugin"), "warning");
+  EXPECT_EQ(detail(unset, "ray_plugin").rfind("RAY_RUNTIME_ENV_PLUGINS is not set: ", 0), 0u)
+      << detail(unset, "ray_plugin");
+  EXPECT_EQ(
+      unset.checks.at("ray_plugin")["fix"].get<std::string>().rfind(
+          "export RAY_RUNTIME_ENV_PLUGINS='[{\"class\": \"nsel.ray_plugin.NselPlugin\"}]'", 0),
+      0u);
+  const Doctor other = doctor(
+      {{"PYTHONPATH", site}, {"RAY_RUNTIME_ENV_PLUGINS", R"([{"class": "x.Plugin"}])"}}, dir);
+  EXPECT_EQ(status(other, "ray_plugin"), "warning");
+  EXPECT_NE(detail(other, "ray_plugin").find("does not name nsel's plugin"), std::string::npos);
+  const Doctor malformed =
+      doctor({{"PYTHONPATH", site}, {"RAY_RUNTIME_ENV_PLUGINS", "nsel.ray_plugin"}}, dir);
+  EXPECT_EQ(status(malformed, "ray_plugin"), "problem");
+  EXPECT_EQ(malformed.exit_code, 1);
+  EXPECT_NE(detail(malformed, "ray_plugin").find("'nsel.ray_plugin', not a JSON list"),
+            std::string::npos);
+  const Doctor unimportable =
+      doctor({{"PYTHONPATH", site},
+              {"RAY_RUNTIME_ENV_PLUGINS", R"([{"class": "nsel.ray_plugin.NselPlugin"}])"}},
+             dir);
+  EXPECT_EQ(status(unimportable, "ray_plugin"), "problem");
+  EXPECT_NE(detail(unimportable, "ray_plugin")
+                .find("cannot import nsel.ray_plugin (ModuleNotFoundError: No module named "
+                      "'nsel'"),
+            std::string::npos)
+      << detail(unimportable, "ray_plugin");
+  fs::remove_all(dir);
+}
+
 TEST(Doctor, BadSettingsAndMissingNsysAreProblemsWithFixes) {
   const fs::path dir = nsel::test::make_temp_dir("doctor-bad");
   const Doctor bad = doctor({{"NSEL_CAPTURE", "gpu"}}, dir);

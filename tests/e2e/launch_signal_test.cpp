@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -13,6 +14,8 @@
 #include <thread>
 
 #include "nsel/core/manifest.hpp"
+#include "nsel/launch/supervisor.hpp"
+#include "nsel/sys/files.hpp"
 #include "nsel/sys/proc.hpp"
 #include "nsel/sys/process.hpp"
 #include "support.hpp"
@@ -374,5 +377,124 @@ TEST(Supervision, SigtermToEveryProcessOfTheJobLeavesNothingBehind) {
   }
   for (pid_t pid : left) kill(pid, SIGKILL);  // the test leaves nothing running either
   EXPECT_TRUE(left.empty()) << left.size() << " process(es) of the job outlived nsel\n" << err;
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// The `nsys --start-agent` daemons of the session nsys `nsys_pid` runs.
+std::vector<pid_t> agents_of(int nsys_pid) {
+  // profile-<program>-<pid> (2022.4) or profile-<pid> (2023.4).
+  const std::string suffix = "-" + std::to_string(nsys_pid);
+  std::vector<pid_t> agents;
+  for (const nsel::ProcessStat& process : nsel::read_process_table()) {
+    const std::vector<std::string> arguments = nsel::process_arguments(process.pid);
+    const bool ours = std::any_of(arguments.begin(), arguments.end(), [&](const std::string& a) {
+      return a.starts_with("--session-name=profile-") && a.ends_with(suffix);
+    });
+    if (ours && std::find(arguments.begin(), arguments.end(), "--start-agent") != arguments.end()) {
+      agents.push_back(process.pid);
+    }
+  }
+  return agents;
+}
+
+}  // namespace
+
+// nsys that loses its agent inside the window ("Connection to the Agent lost", which Nsight
+// Systems 2022.4 prints now and then when several sessions run at once) writes no report,
+// although the program opened its capture. That is a failure of nsys, and must never pass for a
+// window not reached: nsel exec fails and names it, the manifest says nsys_failed, nsel check too.
+TEST(Supervision, NsysLosingItsAgentInsideTheWindowIsItsFailureNeverAWindowNotReached) {
+  const fs::path dir = nsel::test::make_temp_dir("agent-lost");
+  const fs::path progress = dir / "progress";
+  const fs::path describe = dir / "describe";
+  const nsel::test::Started job = start_job(
+      {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+       (dir / "reports").string(), "--", kWorker, "--steps", std::to_string(kSteps), "--work-ms",
+       "100", "--progress", progress.string(), "--describe", describe.string()},
+      {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"},
+       {"NRL_NSYS_PROFILE_STEP_RANGE",
+        std::to_string(kWindowStart) + ":" + std::to_string(kWindowStop)}});
+  const auto deadline = std::chrono::steady_clock::now() + 45s;
+  // Step 3 has begun: the capture opened at step 2.
+  while (read_progress(progress).size() < static_cast<size_t>(kWindowStart + 1) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  const auto described = nsel::test::read_description(describe);
+  ASSERT_TRUE(described.count("ppid")) << "the program never started";
+  const int nsys_pid = parent_of(std::stoi(described.at("ppid")));
+  // Where the program's step control tells nsel what it opened.
+  fs::path step_record;
+  {
+    std::string entry;
+    std::ifstream environ_file("/proc/" + described.at("pid") + "/environ", std::ios::binary);
+    while (std::getline(environ_file, entry, '\0')) {
+      if (entry.starts_with("NSEL_STEP_RECORD=")) step_record = entry.substr(17);
+    }
+  }
+  ASSERT_FALSE(step_record.empty()) << "the program was given no NSEL_STEP_RECORD";
+  EXPECT_NE(slurp(step_record).find("opened\n"), std::string::npos) << slurp(step_record);
+  const std::vector<pid_t> agents = agents_of(nsys_pid);
+  ASSERT_FALSE(agents.empty()) << "no agent of nsys " << nsys_pid;
+  for (pid_t agent : agents) kill(agent, SIGKILL);
+  const int code = nsel::wait_exit_code(job.pid);
+  const std::string err = job_errors(job);
+  std::vector<fs::path> manifests;
+  std::vector<fs::path> reports;
+  for (const fs::path& file : nsel::test::files_in(dir / "reports")) {
+    (file.string().ends_with(".nsel.json") ? manifests : reports).push_back(file);
+  }
+  ASSERT_EQ(manifests.size(), 1u) << err;
+  ASSERT_TRUE(reports.empty()) << reports[0] << " was written after all\n" << err;
+  const nsel::Manifest manifest = nsel::parse_manifest(slurp(manifests[0]), manifests[0].string());
+  EXPECT_EQ(manifest.state, "nsys_failed") << manifest.reason << "\n" << err;
+  EXPECT_NE(manifest.reason.find("the program opened its capture, yet nsys 20"), std::string::npos)
+      << manifest.reason;
+  EXPECT_NE(manifest.reason.find("a failure of Nsight Systems itself"), std::string::npos)
+      << manifest.reason;
+  // However the program ended (2022.4 ends it with its agent), its capture is lost: exit 1.
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_NE(err.find("nsel: error: worker 'dtensor_policy_worker': no complete report "
+                     "(nsys_failed): the program opened its capture"),
+            std::string::npos)
+      << err;
+  const auto check = nsel::test::run({kNsel, "check", "--json", (dir / "reports").string()}, {});
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  EXPECT_NE(check.out.find("\"reason\": \"nsys_failed: "), std::string::npos) << check.out;
+  EXPECT_EQ(check.out.find("\"verdict\": \"window_not_reached\""), std::string::npos) << check.out;
+  // The step record is nsel's own, in the temporary folder, and gone with the run.
+  EXPECT_TRUE(step_record.string().starts_with(fs::temp_directory_path().string())) << step_record;
+  EXPECT_FALSE(fs::exists(step_record)) << step_record;
+  fs::remove_all(dir);
+}
+
+// Keepers take turns to start nsys (sessions started at the same moment sometimes fail): while
+// another holds the turn, nsys and the program wait; once it is free they start, and the run is
+// whole. A turn held too long is waited on for a bounded time only (tested in tests/sys).
+TEST(Supervision, NsysStartsOnlyWhenItsStartTurnIsFree) {
+  const fs::path dir = nsel::test::make_temp_dir("start-turn");
+  const fs::path describe = dir / "describe";
+  auto turn = std::make_optional<nsel::FileLock>(nsel::nsys_start_turn_lock(), 20s);
+  ASSERT_TRUE(turn->held()) << nsel::nsys_start_turn_lock();
+  const nsel::test::Started job =
+      start_job({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+                 (dir / "reports").string(), "--", kWorker, "--steps", "4", "--work-ms", "50",
+                 "--describe", describe.string()},
+                {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}});
+  std::this_thread::sleep_for(2s);
+  EXPECT_FALSE(fs::exists(describe)) << "the program started while another held the turn";
+  turn.reset();
+  const int code = nsel::wait_exit_code(job.pid);
+  const std::string err = job_errors(job);
+  EXPECT_EQ(code, 0) << err;
+  ASSERT_TRUE(fs::exists(describe)) << err;
+  const auto described = nsel::test::read_description(describe);
+  const fs::path report =
+      dir / "reports" / ("dtensor_policy_worker_2:4_" + described.at("pid") + ".nsys-rep");
+  EXPECT_TRUE(fs::is_regular_file(report)) << err;
+  // The turn is free again once the program runs.
+  EXPECT_TRUE(nsel::FileLock(nsel::nsys_start_turn_lock(), 0ms).held());
   fs::remove_all(dir);
 }

@@ -255,7 +255,9 @@ TEST(Report, TerminalTablesAndCsvFiles) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("nsel report: 3 processes\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Step time by worker (ms)"), std::string::npos);
-  EXPECT_NE(r.out.find("Stragglers (more than 10.0% above the step's median)"), std::string::npos);
+  EXPECT_NE(
+      r.out.find("Stragglers (more than 10.0 % above the median of the other workers' step time)"),
+      std::string::npos);
   EXPECT_NE(r.out.find("  " + fixture->slow_label + "\n"), std::string::npos);
   EXPECT_NE(r.out.find("CUDA kernels: no GPU data"), std::string::npos);
   EXPECT_NE(r.err.find("nsel report: wrote CSV files to " + csv.string()), std::string::npos);
@@ -357,6 +359,13 @@ TEST(Report, EmptyAndNonReportsGetOneLineEachWhileOthersAreSummarised) {
   const auto version =
       nsel::ask_nsys_version(nsel::resolve_program("nsys", std::getenv("PATH"), "nsys"));
   ASSERT_TRUE(version);
+  // nsys's own words are kept beside the report that failed; their last line is in the error.
+  std::ifstream log(dir / "dtensor_policy_worker_1:5_2.nsys-export.log");
+  std::string nsys_said;
+  for (std::string line; std::getline(log, line);) {
+    if (!line.empty()) nsys_said = line;
+  }
+  EXPECT_EQ(nsys_said.rfind("Exportation error: ", 0), 0u) << nsys_said;
   EXPECT_EQ(r.err,
             "nsel: '" + d +
                 "/dtensor_policy_worker_1:5_1.nsys-rep': empty report (0 bytes): the process "
@@ -365,8 +374,8 @@ TEST(Report, EmptyAndNonReportsGetOneLineEachWhileOthersAreSummarised) {
                 d +
                 "/dtensor_policy_worker_1:5_2.nsys-rep': not a readable Nsight Systems report "
                 "(nsys " +
-                version->text +
-                " export exited with 1)\n"
+                version->text + " export exited with 1: '" + nsys_said + "'; its output: '" + d +
+                "/dtensor_policy_worker_1:5_2.nsys-export.log')\n"
                 "nsel: '" +
                 d + "/worker_process_3.sqlite': not a SQLite export (file is not a database)\n")
       << r.err;
@@ -381,6 +390,32 @@ TEST(Report, EmptyAndNonReportsGetOneLineEachWhileOthersAreSummarised) {
   fs::remove_all(dir);
 }
 
+TEST(Report, NsysOwnOutputIsShownWithVerboseAndItsFailureLogGoesOnceTheExportWorks) {
+  const fs::path dir = copy_of_reports("report-nsys-output", 1);
+  const fs::path report = nsel::test::files_in(dir).front();
+  const fs::path log = dir / (report.stem().string() + ".nsys-export.log");
+  std::ofstream(log) << "Exportation error: an earlier failure\n";
+  const auto quiet = run({kNsel, "report", "-q", dir.string()}, {});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out.find("events: ["), std::string::npos) << quiet.out;
+  EXPECT_EQ(quiet.err.find("events: ["), std::string::npos) << quiet.err;
+  EXPECT_FALSE(fs::exists(log)) << "the failure's log outlived a working export";
+
+  for (const fs::path& f : nsel::test::files_in(dir)) {
+    if (f.extension() == ".sqlite") fs::remove(f);
+  }
+  const auto verbose = run({kNsel, "report", "-v", "-q", dir.string()}, {});
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+  EXPECT_NE(verbose.err.find("nsel report: nsys export of " + report.string() + " said:\n  "),
+            std::string::npos)
+      << verbose.err;
+  // The progress bar as it ended, not each redraw of it.
+  EXPECT_NE(verbose.err.find("100%]\n"), std::string::npos) << verbose.err;
+  EXPECT_EQ(verbose.err.find('\r'), std::string::npos) << verbose.err;
+  EXPECT_EQ(verbose.out.find("events: ["), std::string::npos) << verbose.out;
+  fs::remove_all(dir);
+}
+
 TEST(Report, BadOptionsAreOneLineWithExitCodeTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--step-name", "iteration"},
@@ -389,7 +424,7 @@ TEST(Report, BadOptionsAreOneLineWithExitCodeTwo) {
        "or 'train_step_{n}'\n"},
       {{"--straggler-percent", "-5"},
        "nsel: error: --straggler-percent='-5': not a percentage; expected a number >= 0, for "
-       "example 10 (10 % above the step's median)\n"},
+       "example 10 (10 % above the median of the other workers' step time)\n"},
       {{"--top", "-5"},
        "nsel: error: --top='-5': out of range; expected a whole number from 0 to 1000000\n"},
       {{"--top", "ten"},

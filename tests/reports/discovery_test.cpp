@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "nsel/core/manifest.hpp"
 #include "nsel/reports/discovery.hpp"
@@ -197,4 +199,105 @@ TEST_F(Discover, AReportLeftUnderItsLaunchsHiddenNameIsNamedAndCanBeNamed) {
   const nsel::Naming refused = nsel::name_unnamed_report(m);
   EXPECT_FALSE(refused.named);
   EXPECT_TRUE(fs::exists(root / (".w_2:4_" + pid + ".nsel77-abcd.nsys-rep")));
+}
+
+namespace {
+
+const nsel::FoundReport& only(const nsel::Discovery& found, const std::string& file_name) {
+  const auto it = std::find_if(found.reports.begin(), found.reports.end(),
+                               [&](const auto& r) { return r.path.filename() == file_name; });
+  if (it == found.reports.end()) throw std::runtime_error(file_name + " not found");
+  return *it;
+}
+
+bool has_note(const nsel::Discovery& found, const std::string& kind) {
+  return std::any_of(found.notes.begin(), found.notes.end(),
+                     [&](const nsel::DiscoveryNote& n) { return n.kind == kind; });
+}
+
+}  // namespace
+
+TEST_F(Discover, RaySessionsAndSlurmLogFoldersGiveSessionJobAndNode) {
+  const fs::path ray = dir_ / "ray";
+  report_at(ray / "session_2026-12-01_10-00-00_000001_11" / "logs" / "nsight" /
+            "dtensor_policy_worker_2:4_101.nsys-rep");
+  const fs::path slurm = dir_ / "slurm";
+  report_at(slurm / "4242-logs" / "ray" / "node07" / "session_2026-12-01_11-00-00_000002_22" /
+            "logs" / "nsight" / "dtensor_policy_worker_2:4_202.nsys-rep");
+  const nsel::Discovery found = nsel::discover_reports({ray, slurm});
+  ASSERT_EQ(found.reports.size(), 2u);
+  const auto& local = only(found, "dtensor_policy_worker_2:4_101.nsys-rep");
+  EXPECT_EQ(local.session, "session_2026-12-01_10-00-00_000001_11");
+  EXPECT_EQ(local.job, "");
+  EXPECT_EQ(local.worker, "dtensor_policy_worker");
+  EXPECT_EQ(local.window, "2:4");
+  EXPECT_EQ(local.pid, 101);
+  EXPECT_EQ(local.state, nsel::ReportState::complete);
+  const auto& gathered = only(found, "dtensor_policy_worker_2:4_202.nsys-rep");
+  EXPECT_EQ(gathered.job, "4242");
+  EXPECT_EQ(gathered.node, "node07");
+  EXPECT_EQ(gathered.session, "session_2026-12-01_11-00-00_000002_22");
+  EXPECT_EQ(found.sessions, 2u);
+}
+
+TEST_F(Discover, AStaleOrDanglingSessionLatestIsNotedAndTheSessionsAreStillSearched) {
+  const fs::path ray = dir_ / "ray";
+  const std::string older = "session_2026-12-01_10-00-00_000001_11";
+  const std::string newer = "session_2026-12-02_10-00-00_000001_12";
+  report_at(ray / older / "logs" / "nsight" / "dtensor_policy_worker_2:4_1.nsys-rep");
+  report_at(ray / newer / "logs" / "nsight" / "dtensor_policy_worker_2:4_2.nsys-rep");
+  fs::create_directory_symlink(older, ray / "session_latest");
+  const nsel::Discovery stale = nsel::discover_reports({ray});
+  EXPECT_EQ(stale.reports.size(), 2u) << "a report reached through the link counts once";
+  EXPECT_TRUE(has_note(stale, "stale_session_latest"));
+  fs::remove(ray / "session_latest");
+  fs::create_directory_symlink("session_2026-12-03_10-00-00_000001_13", ray / "session_latest");
+  const nsel::Discovery dangling = nsel::discover_reports({ray});
+  EXPECT_EQ(dangling.reports.size(), 2u);
+  EXPECT_TRUE(has_note(dangling, "dangling_session_latest"));
+}
+
+TEST_F(Discover, TheStateOfEachFileIsToldFromNamesSizesAndTimes) {
+  const fs::path nsight = dir_ / "plain";
+  report_at(nsight / "dtensor_policy_worker_2:4_1.nsys-rep");
+  // Too small to hold a profile.
+  std::ofstream(nsight / "dtensor_policy_worker_2:4_2.nsys-rep") << "x";
+  fs::last_write_time(nsight / "dtensor_policy_worker_2:4_2.nsys-rep",
+                      fs::file_time_type::clock::now() - std::chrono::minutes(10));
+  // Changed a moment ago: still being written.
+  std::ofstream(nsight / "dtensor_policy_worker_2:4_3.nsys-rep") << std::string(8192, 'w');
+  // Only the .qdstrm is left, long ago: nsel recover's work.
+  std::ofstream(nsight / "dtensor_policy_worker_2:4_4.qdstrm") << std::string(8192, 'q');
+  fs::last_write_time(nsight / "dtensor_policy_worker_2:4_4.qdstrm",
+                      fs::file_time_type::clock::now() - std::chrono::minutes(10));
+  const nsel::Discovery found = nsel::discover_reports({nsight});
+  ASSERT_EQ(found.reports.size(), 4u);
+  EXPECT_EQ(only(found, "dtensor_policy_worker_2:4_1.nsys-rep").state, nsel::ReportState::complete);
+  const auto& empty = only(found, "dtensor_policy_worker_2:4_2.nsys-rep");
+  EXPECT_EQ(empty.state, nsel::ReportState::empty);
+  EXPECT_EQ(empty.reason, "1 bytes: too small to hold a profile");
+  EXPECT_EQ(only(found, "dtensor_policy_worker_2:4_3.nsys-rep").state, nsel::ReportState::writing);
+  const auto& left = only(found, "dtensor_policy_worker_2:4_4.qdstrm");
+  EXPECT_EQ(left.state, nsel::ReportState::qdstrm);
+  EXPECT_EQ(left.reason, "nsys did not import it; 'nsel recover' turns it into a report");
+}
+
+TEST_F(Discover, AMissingRootIsSkippedAndABadManifestIsANote) {
+  const fs::path nsight = dir_ / "plain";
+  report_at(nsight / "dtensor_policy_worker_2:4_1.nsys-rep");
+  std::ofstream(nsight / "dtensor_policy_worker_2:4_9.nsel.json") << "{not json";
+  const nsel::Discovery found = nsel::discover_reports({dir_ / "nowhere", nsight});
+  EXPECT_EQ(found.roots, std::vector<std::string>{nsight.string()});
+  EXPECT_TRUE(has_note(found, "bad_manifest"));
+  EXPECT_EQ(only(found, "dtensor_policy_worker_2:4_1.nsys-rep").state, nsel::ReportState::complete);
+}
+
+TEST_F(Discover, ReportsDeeperThanTheDepthLimitAreNotSearched) {
+  fs::path deep = dir_ / "deep";
+  for (int i = 0; i < 4; ++i) deep /= "d" + std::to_string(i);
+  report_at(deep / "dtensor_policy_worker_2:4_1.nsys-rep");
+  nsel::DiscoveryOptions shallow;
+  shallow.max_depth = 2;
+  EXPECT_TRUE(nsel::discover_reports({dir_ / "deep"}, shallow).reports.empty());
+  EXPECT_EQ(nsel::discover_reports({dir_ / "deep"}).reports.size(), 1u);
 }

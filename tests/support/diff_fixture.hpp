@@ -23,7 +23,7 @@ inline Distribution spread(double median, double half_width) {
   return d;
 }
 
-inline Change change_of(double baseline_ns, double percent, Verdict verdict, double p,
+inline Change change_of(double baseline_ns, double percent, ChangeVerdict verdict, double p,
                         std::size_t steps = 20) {
   Change c;
   c.baseline = spread(baseline_ns, baseline_ns * 0.1);
@@ -53,12 +53,12 @@ inline RunDiff made_up_diff(std::size_t pairs, std::size_t steps, const std::str
 
   const double job = 2.5;
   d.metrics.push_back(
-      {MetricDiff::Kind::step, "step", change_of(10e6, job, Verdict::slower, 0.0004, steps)});
-  d.metrics.push_back(
-      {MetricDiff::Kind::range, "forward", change_of(6e6, 1.2, Verdict::slower, 0.004, steps)});
-  d.metrics.push_back(
-      {MetricDiff::Kind::range, "backward", change_of(3e6, -0.3, Verdict::unchanged, 0.6, steps)});
-  Change odd = change_of(40e3, 8, Verdict::inconclusive, 1, 3);
+      {MetricDiff::Kind::step, "step", change_of(10e6, job, ChangeVerdict::slower, 0.0004, steps)});
+  d.metrics.push_back({MetricDiff::Kind::range, "forward",
+                       change_of(6e6, 1.2, ChangeVerdict::slower, 0.004, steps)});
+  d.metrics.push_back({MetricDiff::Kind::range, "backward",
+                       change_of(3e6, -0.3, ChangeVerdict::unchanged, 0.6, steps)});
+  Change odd = change_of(40e3, 8, ChangeVerdict::inconclusive, 1, 3);
   odd.reason = "3 steps in the baseline, at least 5 needed";
   d.metrics.push_back({MetricDiff::Kind::range, "optimizer", odd});
 
@@ -81,13 +81,14 @@ inline RunDiff made_up_diff(std::size_t pairs, std::size_t steps, const std::str
     p.candidate.pid = 5000 + static_cast<long long>(i);
     p.paired_by = "identity";
     const double change = pair_change(i);
-    const Verdict verdict = change > 1    ? Verdict::slower
-                            : change < -1 ? Verdict::faster
-                                          : Verdict::unchanged;
+    const ChangeVerdict verdict = change > 1    ? ChangeVerdict::slower
+                                  : change < -1 ? ChangeVerdict::faster
+                                                : ChangeVerdict::unchanged;
     p.step = change_of(10e6, change, verdict, std::fabs(change) > 1 ? 0.001 : 0.5, steps);
     if (i % 2 == 0) p.compute = change_of(7e6, change / 2, verdict, 0.01, steps);
     p.change_vs_job_points = change - job;
-    p.out_of_line = verdict == Verdict::faster || (verdict == Verdict::slower && change > 20);
+    p.out_of_line =
+        verdict == ChangeVerdict::faster || (verdict == ChangeVerdict::slower && change > 20);
     d.pairs.push_back(p);
   }
   d.unpaired.push_back({"candidate", worker + " rank " + std::to_string(pairs),
@@ -111,7 +112,7 @@ inline RunDiff made_up_diff(std::size_t pairs, std::size_t steps, const std::str
     t.total_change_percent =
         (static_cast<double>(t.candidate.total) / static_cast<double>(t.baseline.total) - 1) * 100;
     t.mean_p_value = 0.02;
-    t.mean_verdict = Verdict::unchanged;
+    t.mean_verdict = ChangeVerdict::unchanged;
     d.kernels.push_back(t);
   }
   for (const char* name : {"forward", "backward", "optimizer"}) {

@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -94,6 +95,80 @@ TEST_F(SpecialOutputs, ARegularFileIsStillReplacedWhole) {
   std::ifstream in(dir_ / "page.html");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "new");
+}
+
+// The step record a profiled program appends to (the variable naming it may come from anyone):
+// only a regular file that exists is written; nothing is created, no link followed, no FIFO
+// waited on.
+TEST_F(SpecialOutputs, AppendingWritesOnlyAnExistingRegularFileNeverThroughALink) {
+  const fs::path record = dir_ / "record";
+  EXPECT_FALSE(nsel::append_to_own_file(record, "opened\n"));
+  EXPECT_FALSE(fs::exists(record)) << "a missing record is never created";
+  { std::ofstream(record) << "controlled\n"; }
+  EXPECT_TRUE(nsel::append_to_own_file(record, "opened\n"));
+  std::ifstream in(record);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "controlled\nopened\n");
+
+  const fs::path target = dir_ / "someone-elses";
+  { std::ofstream(target) << "kept\n"; }
+  fs::create_symlink(target, dir_ / "link");
+  EXPECT_FALSE(nsel::append_to_own_file(dir_ / "link", "opened\n"));
+  std::ifstream kept(target);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>()),
+            "kept\n");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(nsel::append_to_own_file(dir_ / "fifo", "opened\n")) << "no reader: not waited on";
+  EXPECT_FALSE(nsel::append_to_own_file(dir_, "opened\n")) << "a folder";
+}
+
+// The start turns of nsys (launch/keeper.cpp): one holder at a time, a bounded wait, and a path
+// that is not this user's regular file is never locked, followed or waited on.
+TEST_F(SpecialOutputs, AFileLockHasOneHolderAndABoundedWait) {
+  using namespace std::chrono_literals;
+  const fs::path path = dir_ / "start.lock";
+  nsel::FileLock first(path, 0ms);
+  ASSERT_TRUE(first.held());
+  EXPECT_EQ(fs::status(path).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  const auto asked = std::chrono::steady_clock::now();
+  nsel::FileLock second(path, 100ms);
+  const auto waited = std::chrono::steady_clock::now() - asked;
+  EXPECT_FALSE(second.held());
+  EXPECT_GE(waited, 100ms);
+  EXPECT_LT(waited, 5s);
+  first.release();
+  EXPECT_FALSE(first.held());
+  nsel::FileLock third(path, 0ms);
+  EXPECT_TRUE(third.held()) << "released with the holder's descriptor";
+  nsel::FileLock moved = std::move(third);
+  EXPECT_TRUE(moved.held());
+  EXPECT_FALSE(third.held());
+}
+
+TEST_F(SpecialOutputs, AFileLockNeverFollowsALinkNorWaitsOnAFifo) {
+  using namespace std::chrono_literals;
+  fs::create_symlink(dir_ / "target", dir_ / "link.lock");
+  EXPECT_FALSE(nsel::FileLock(dir_ / "link.lock", 0ms).held());
+  EXPECT_FALSE(fs::exists(dir_ / "target")) << "created through the link";
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.lock").c_str(), 0600), 0);
+  EXPECT_FALSE(nsel::FileLock(dir_ / "fifo.lock", 0ms).held()) << "a FIFO is no lock";
+  fs::create_directory(dir_ / "folder.lock");
+  EXPECT_FALSE(nsel::FileLock(dir_ / "folder.lock", 0ms).held());
+}
+
+TEST(PrivateTemporaryFile, IsNewEmptyAndOnlyTheUsers) {
+  const auto first = nsel::create_private_temporary_file("nsel-files-test");
+  const auto second = nsel::create_private_temporary_file("nsel-files-test");
+  ASSERT_TRUE(first && second);
+  EXPECT_NE(*first, *second);
+  EXPECT_EQ(first->parent_path(), fs::temp_directory_path());
+  EXPECT_TRUE(first->filename().string().starts_with("nsel-files-test."));
+  EXPECT_EQ(fs::file_size(*first), 0u);
+  EXPECT_EQ(fs::status(*first).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  fs::remove(*first);
+  fs::remove(*second);
 }
 
 }  // namespace

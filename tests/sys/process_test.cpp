@@ -1,12 +1,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "nsel/core/error.hpp"
+#include "nsel/sys/proc.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace fs = std::filesystem;
@@ -82,4 +85,29 @@ TEST(RunLogged, WritesTheOutputToTheLogAndGivesTheExitCode) {
   fs::remove(log);
   EXPECT_EQ(nsel::run_logged({"/nonexistent/program"}, log).exit_code, -1);
   fs::remove(log);
+}
+
+TEST(ProcessEnvironment, AnotherProcessesStartingEnvironmentIsRead) {
+  const pid_t child = nsel::spawn_process({"/bin/sh", "-c", "sleep 30"}, {"NSEL_TEST_VALUE=a=b c"},
+                                          "", nsel::ChildOutput::discard, true);
+  usleep(100 * 1000);
+  EXPECT_TRUE(nsel::process_environment_readable(child));
+  EXPECT_EQ(nsel::process_environment_variable(child, "NSEL_TEST_VALUE"), "a=b c");
+  EXPECT_EQ(nsel::process_environment_variable(child, "NSEL_TEST_VALU"), std::nullopt);
+  EXPECT_EQ(nsel::process_environment_variable(child, "NSEL_TEST_VALUE_NOT_SET"), std::nullopt);
+  kill(-child, SIGKILL);
+  nsel::wait_exit_code(child);
+  EXPECT_EQ(nsel::process_environment_variable(child, "NSEL_TEST_VALUE"), std::nullopt)
+      << "a process that is gone has no environment";
+}
+
+TEST(ProcessOpenFiles, TheFilesAProcessHoldsOpenAreListed) {
+  const fs::path file = fs::temp_directory_path() / ("nsel-open-" + std::to_string(getpid()));
+  std::ofstream held(file);
+  ASSERT_TRUE(held);
+  const auto files = nsel::process_open_files(getpid());
+  EXPECT_NE(std::find(files.begin(), files.end(), file), files.end());
+  EXPECT_TRUE(nsel::process_open_files(-1).empty());
+  held.close();
+  fs::remove(file);
 }

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "nsel/analyze/render.hpp"
+#include "nsel/analyze/report_set.hpp"
 #include "nsel/analyze/summary.hpp"
 
 namespace nsel {
@@ -41,8 +41,8 @@ struct DiffOptions {
   std::size_t min_steps = 5;      // fewer per-step values on a side: "inconclusive"
 };
 
-enum class Verdict { faster, slower, unchanged, inconclusive };
-std::string_view verdict_name(Verdict verdict);  // "faster", "slower", ...
+enum class ChangeVerdict { faster, slower, unchanged, inconclusive };
+std::string_view verdict_name(ChangeVerdict verdict);  // "faster", "slower", ...
 
 // The spread of one side's values (nanoseconds).
 struct Distribution {
@@ -63,7 +63,7 @@ struct Change {
   Distribution candidate_steps;
   double change_percent = 0;  // of the tested medians: (candidate / baseline - 1) * 100
   double p_value = 1;         // two-sided Mann-Whitney U; 1 when not tested
-  Verdict verdict = Verdict::inconclusive;
+  ChangeVerdict verdict = ChangeVerdict::inconclusive;
   std::string reason;  // why inconclusive ("3 steps in the baseline, at least 5 needed"), else ""
 };
 
@@ -125,7 +125,7 @@ struct TotalsDiff {
   // Welch's t-test on the instances' mean duration (from counts, means and standard
   // deviations): the mean duration changed, not only the count.
   double mean_p_value = 1;
-  Verdict mean_verdict = Verdict::inconclusive;
+  ChangeVerdict mean_verdict = ChangeVerdict::inconclusive;
 };
 
 struct UnpairedProcess {
@@ -139,6 +139,7 @@ struct DiffSide {
   std::vector<std::string> paths;  // as given
   std::size_t processes = 0;
   std::vector<ReportFailure> failures;
+  RunFacts run;  // which run the side's reports are of
 };
 
 struct RunDiff {

@@ -25,7 +25,15 @@ struct ExportSettings {
   std::filesystem::path cache_dir;  // used when the report's own folder is read-only
   // Told just before nsys starts on a report (for progress); may be empty.
   std::function<void(const std::filesystem::path& report)> exporting;
+  // Given nsys's own output of each export it ran, failed or not (nsel report -v); may be empty.
+  // Without it that output is only kept, on failure, in the log the error names.
+  std::function<void(const std::filesystem::path& report, const std::string& nsys_output)>
+      nsys_output;
 };
+
+// Beside where a report's export would be, when nsys failed to make it: nsys's own output
+// (r.nsys-export.log for r.nsys-rep), named in the error; removed by the next export that works.
+inline constexpr std::string_view kExportLogSuffix = ".nsys-export.log";
 
 struct ExportResult {
   std::filesystem::path file;

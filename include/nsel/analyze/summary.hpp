@@ -125,6 +125,11 @@ struct ProcessSummary {
   std::vector<SummaryRow> osrt;    // OS runtime functions, as osrtsum
 };
 
+// When a report holds steps but none of them holds a range inside it: the one line that says so
+// and names the likely cause (nullopt otherwise). Ranges made with the `nvtx` package 0.2.17 from
+// the Python package index are recorded by neither Nsight Systems generation here (0.2.11's are).
+std::optional<std::string> steps_without_ranges(const ProcessSummary& process);
+
 // Reads one export. Throws nsel::Error (exit code 1) naming the file when it is not a SQLite
 // export; tables that are missing mean no data of that kind.
 ProcessSummary summarize_export(const std::filesystem::path& sqlite_export,

@@ -18,6 +18,12 @@ inline constexpr std::string_view kStepCaptureVariable = "NSEL_STEP_CAPTURE";
 // a program stopped by a signal while its NVTX capture range is open keeps running after ending
 // the range, so that nsys's injection hands the range's NVTX events over (milliseconds).
 inline constexpr std::string_view kStepStopHandoverVariable = "NSEL_STEP_STOP_HANDOVER_MS";
+// Set by `nsel exec`: a file of its own that the profiled program's step controller appends a
+// line to when it takes control ("controlled") and each time it opens a capture ("opened"), so
+// that a report nsys owes but never wrote is told from a window never reached.
+inline constexpr std::string_view kStepRecordVariable = "NSEL_STEP_RECORD";
+inline constexpr std::string_view kStepRecordControlled = "controlled";
+inline constexpr std::string_view kStepRecordOpened = "opened";
 // The NVTX range the step controller opens for the window in nvtx mode.
 inline constexpr std::string_view kNvtxCaptureRange = "nsel_capture";
 

@@ -36,11 +36,15 @@ inline constexpr std::string_view kManifestNotWritable = "not_writable";
 inline constexpr std::string_view kManifestNameTaken = "name_taken";
 // nsys did not finish within NSEL_STOP_TIMEOUT and was interrupted (and the program killed).
 inline constexpr std::string_view kManifestStopTimeout = "stop_timeout";
+// The program opened its capture (its step control told nsel so), yet nsys wrote no report: a
+// failure of nsys itself (seen with 2022.4: "Connection to the Agent lost").
+inline constexpr std::string_view kManifestNsysFailed = "nsys_failed";
 
 // Every state a manifest may hold, in the order above.
 inline constexpr std::string_view kManifestStates[] = {
-    kManifestRunning,  kManifestComplete,    kManifestQdstrm,    kManifestMissing,
-    kManifestDiskFull, kManifestNotWritable, kManifestNameTaken, kManifestStopTimeout};
+    kManifestRunning,   kManifestComplete,    kManifestQdstrm,
+    kManifestMissing,   kManifestDiskFull,    kManifestNotWritable,
+    kManifestNameTaken, kManifestStopTimeout, kManifestNsysFailed};
 
 struct Manifest {
   int version = kManifestVersion;
@@ -56,8 +60,14 @@ struct Manifest {
   std::string host;                                   // gethostname()
   std::string node_ip;                                // see node_ip_address()
   std::map<std::string, std::string> rank_variables;  // only those present
-  std::vector<std::string> command;                   // the full nsys command line, as argv
-  std::string start_time;                             // UTC, ISO 8601 with milliseconds
+  // Who nsel decided the process is, as `nsel exec` saw it: --rank/--local-rank/--node (the
+  // Python API's rank=, local_rank=, node=) first, else RANK, LOCAL_RANK, ... (nullopt: unknown;
+  // the node only when it was given, else the host name and SLURMD_NODENAME tell it).
+  std::optional<long long> rank;
+  std::optional<long long> local_rank;
+  std::optional<std::string> node;
+  std::vector<std::string> command;  // the full nsys command line, as argv
+  std::string start_time;            // UTC, ISO 8601 with milliseconds
   std::optional<std::string> end_time;
   std::optional<int> exit_status;  // the program's exit code (128 + signal when killed)
   std::string report;              // the report's path as nsys was told to write it
@@ -82,14 +92,15 @@ Manifest parse_manifest(std::string_view text, std::string_view source);
 // WORLD_SIZE, SLURM_*, OMPI_COMM_WORLD_*, PMI_RANK, PMIX_RANK, ...), in this order.
 const std::vector<std::string_view>& rank_variable_names();
 
-// The process's global rank from the manifest's rank variables: the first of RANK, SLURM_PROCID,
-// OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK that holds a whole number
-// (nullopt when none does).
+// The process's global rank: the manifest's own `rank`, else from its rank variables the first
+// of RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK that holds
+// a whole number (nullopt when none does).
 std::optional<long long> manifest_rank(const Manifest& manifest);
 // The same for the rank within the node (LOCAL_RANK, SLURM_LOCALID, ...).
 std::optional<long long> manifest_local_rank(const Manifest& manifest);
-// The node the process ran on, as its scheduler names it: SLURMD_NODENAME when SLURM started it
-// (what `srun -w` and squeue show; several nodes may share one host), else the host name.
+// The node the process ran on: the one given to nsel (`node`), else as its scheduler names it:
+// SLURMD_NODENAME when SLURM started it (what `srun -w` and squeue show; several nodes may share
+// one host), else the host name.
 std::string manifest_node(const Manifest& manifest);
 
 // The manifest path for a report path: "x/<stem>.nsys-rep" -> "x/<stem>.nsel.json".

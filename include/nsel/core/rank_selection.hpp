@@ -70,6 +70,9 @@ struct ProcessIdentity {
   Identified<std::string> node;
 };
 
+// The source of a node that nobody gave: this machine's host name.
+inline constexpr std::string_view kHostNameSource = "host name";
+
 // Overrides first, then the variables in lookup order; the node is `host_name` unless given.
 // `lookup` returns nullopt for an unset variable (the same shape as nsel::EnvLookup).
 ProcessIdentity identify_process(

@@ -22,4 +22,12 @@ std::string terminal_text(std::string_view name, std::size_t max_bytes = std::st
 // Whether `text` holds a character terminal_text escapes.
 bool has_control_characters(std::string_view text);
 
+// The last line of a program's output that is not blank (nsys's or Python's error after its
+// progress or traceback), with what a progress bar redrew on it (up to its last '\r') dropped.
+std::string last_output_line(std::string_view output);
+
+// The last `count` lines of a program's output that are not blank, each as last_output_line
+// takes it, joined with '\n': what a failure shows of a helper's log.
+std::string last_output_lines(std::string_view output, std::size_t count);
+
 }  // namespace nsel

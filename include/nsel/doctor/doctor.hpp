@@ -1,6 +1,7 @@
 // `nsel doctor`: whether this node can profile as asked, each problem with its fix.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +13,7 @@ namespace nsel {
 struct DoctorCheck {
   enum class Status { ok, warning, problem, skipped };
   std::string name;  // nsys, importer, generations, gpu, settings, capture, ray_nsight,
-                     // ld_library_path, space
+                     // ray_plugin, ld_library_path, space
   Status status = Status::ok;
   std::string detail;  // what was found
   std::string fix;     // what to do (warnings and problems)
@@ -30,9 +31,9 @@ struct DoctorRequest {
 // child process), and the Python interpreter where Ray is installed.
 std::vector<DoctorCheck> run_doctor(const DoctorRequest& request);
 
-// Ray's nsight.py, judged from its text: patched (the worker's interpreter is kept), unpatched
-// (the launcher bug), or neither (the expected line is not there: Ray may have changed).
-enum class RayNsightState { patched, unpatched, unknown };
-RayNsightState ray_nsight_state(std::string_view nsight_py_text);
+// The ray_nsight check for Ray's nsight.py at `nsight_py` holding `text`: patched (ok),
+// unpatched (a problem: the launcher bug) or neither (a warning: Ray may have changed), as
+// `nsel ray patch --check` reads the same text.
+DoctorCheck judge_ray_nsight(const std::filesystem::path& nsight_py, std::string_view text);
 
 }  // namespace nsel

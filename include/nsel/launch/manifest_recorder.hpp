@@ -59,6 +59,11 @@ class ManifestRecorder {
   // code by an exception).
   std::string finish(int exit_status, bool stop_timed_out = false) noexcept;
 
+  // The step record (kStepRecordVariable) the program's step control appends to: read by
+  // finish() when nsys wrote nothing (a capture opened: kManifestNsysFailed, naming
+  // `nsys_version` when not empty), then removed.
+  void read_step_record(std::filesystem::path record, std::string nsys_version);
+
   // The manifest as last written, and where.
   const Manifest& manifest() const;
   std::filesystem::path path() const;

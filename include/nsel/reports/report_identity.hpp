@@ -17,7 +17,16 @@ struct ReportIdentity {
   std::string node;                  // the synced layout's node folder, else the manifest's node
   long long pid = 0;                 // 0 when unknown
   std::optional<StepWindow> window;  // the manifest's single window, else the file name's
-  std::string label() const;         // "dtensor_policy_worker/4250": unique per process
+  // What run the report is of, for the header of every summary: the Ray session folder among
+  // its parents ("session_2026-12-04_21-40-00_123456_789"; "" when none), and from the
+  // manifest, when there is one: the windows as written ("2:4,10:12"), the pattern that
+  // selected the worker, and when nsys started (UTC, ISO 8601).
+  std::string session;
+  std::string windows_text;
+  std::string pattern;
+  std::string started;
+  std::string nsys_version;   // the release that wrote the report ("2023.4.4"), when it says
+  std::string label() const;  // "dtensor_policy_worker/4250": unique per process
 };
 
 // A report (.nsys-rep) or its export (.sqlite, identified as the report of the same stem).

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -46,5 +47,33 @@ std::error_code replace_symlink(const std::filesystem::path& target,
 
 // Reads a whole file; nullopt when it cannot be read.
 std::optional<std::string> read_small_file(const std::filesystem::path& path);
+
+// A new empty file only this user can read and write, "<prefix>.XXXXXX" in the temporary folder
+// (mkstemp); nullopt when none can be made there.
+std::optional<std::filesystem::path> create_private_temporary_file(std::string_view prefix);
+
+// Appends `text` to `path` in one write, only where `path` already is a regular file of this
+// user: never creates a file, never follows a link. Whether it was written.
+bool append_to_own_file(const std::filesystem::path& path, std::string_view text);
+
+// An exclusive advisory lock (flock) on `path`, a regular file of this user that it creates
+// (0600) when missing; never follows a link, never blocks on a special file. Waits at most
+// `wait` for the lock; unlocked (file descriptor -1) when it cannot be had in time or the file
+// is not this user's, so a lock never stops its holder's work for longer than `wait`.
+class FileLock {
+ public:
+  FileLock() = default;
+  FileLock(const std::filesystem::path& path, std::chrono::milliseconds wait);
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+  bool held() const { return fd_ >= 0; }
+  void release();
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace nsel

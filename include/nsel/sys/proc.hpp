@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nsel {
@@ -39,5 +40,15 @@ std::filesystem::path process_executable(pid_t pid);
 
 // /proc/<pid>/cmdline split at its NUL bytes.
 std::vector<std::string> process_arguments(pid_t pid);
+
+// Where /proc/<pid>/fd/* point (files and other objects, as the kernel names them); empty when
+// they cannot be read (gone, or another user's).
+std::vector<std::filesystem::path> process_open_files(pid_t pid);
+
+// The variable `name` of /proc/<pid>/environ (the environment the process started with);
+// nullopt when it is unset there, or the file cannot be read (gone, or another user's).
+std::optional<std::string> process_environment_variable(pid_t pid, std::string_view name);
+// Whether this process may read /proc/<pid>/environ at all.
+bool process_environment_readable(pid_t pid);
 
 }  // namespace nsel

@@ -32,7 +32,8 @@ bool is_executable_file(const std::filesystem::path& path);
                                   const std::vector<std::string>& extra_environment = {});
 
 // Where a child's standard output and error go.
-enum class ChildOutput { inherit, to_stderr, discard };
+// to_log: standard output and error appended to the `log` file of spawn_process (created 0600).
+enum class ChildOutput { inherit, to_stderr, discard, to_log };
 
 // Starts argv[0] (an absolute path) as a child with `extra_environment` added, no signal blocked
 // and the stop signals (TERM, INT, HUP, PIPE, CHLD) at their defaults. With
@@ -40,7 +41,8 @@ enum class ChildOutput { inherit, to_stderr, discard };
 pid_t spawn_process(const std::vector<std::string>& argv,
                     const std::vector<std::string>& extra_environment = {},
                     const std::string& working_directory = "",
-                    ChildOutput output = ChildOutput::inherit, bool own_process_group = false);
+                    ChildOutput output = ChildOutput::inherit, bool own_process_group = false,
+                    const std::filesystem::path& log = {});
 
 // Waits for `child`; its exit code, or 128 + signal number when a signal ended it.
 int wait_exit_code(pid_t child);
@@ -109,8 +111,11 @@ class RemovedOnStop {
 };
 
 // run_quietly; while a StopCleanup lives, with the child leading its own process group, which a
-// stop signal ends. Once a stop signal came, starts nothing and returns 128 + that signal.
-int run_quietly_stoppable(const std::vector<std::string>& argv);
+// stop signal ends. Once a stop signal came, starts nothing and returns 128 + that signal. With
+// a `log`, the child's standard output and error are appended to it (created 0600) instead of
+// discarded.
+int run_quietly_stoppable(const std::vector<std::string>& argv,
+                          const std::filesystem::path& log = {});
 
 // The value of an environment variable of this process, or nullopt when it is unset.
 std::optional<std::string> environment_variable(std::string_view name);

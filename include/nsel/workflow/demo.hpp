@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "nsel/analyze/render.hpp"
+#include "nsel/analyze/report_set.hpp"
 #include "nsel/analyze/step_ranges.hpp"
 #include "nsel/workflow/check_run.hpp"
 
@@ -25,6 +25,15 @@ struct DemoRequest {
   std::filesystem::path root;   // for the sessions; empty: <temp>/nsel-demo
   int ranks = 0;                // policy ranks; 0: the default layout (two, no rank filter)
   long long slow_percent = 50;  // how much slower the last policy rank computes
+  // --ray: the same job as Ray actors on a local Ray cluster, run by nsel's Python package
+  // (python -m nsel._demo_ray) with this interpreter's Ray; each actor's runtime env comes from
+  // nsel.plugin_runtime_env. Empty python: NSEL_PYTHON (the package's `nsel` sets it to its
+  // interpreter), else python3 on PATH.
+  bool ray = false;
+  std::string python{};
+  // -v: the workers' and nsys's own output (kept in the session's log) is also told once they
+  // end; without it only a failed worker's last lines are.
+  bool verbose = false;
 };
 
 struct DemoWorker {
@@ -32,6 +41,7 @@ struct DemoWorker {
   int rank = 0;
   bool profiled = false;  // as `nsel exec` decides it
   std::string reason{};
+  long long pid = 0;  // --ray: the actor's process (0 otherwise)
 };
 
 struct DemoReport {
@@ -43,25 +53,30 @@ struct DemoReport {
 
 // In data-parallel training every rank waits in the all-reduce for the slowest, so step times
 // come out alike; the straggler is the rank whose compute (its step less its wait in the range
-// named "all-reduce") is above the step's median the most often.
+// named "all-reduce") is above the median of the other ranks' the most often
+// (nsel/analyze/comparison.hpp's rule, as nsel report's stragglers).
 struct DemoStraggler {
   std::size_t process = 0;  // index in summary->processes
   std::size_t slow_steps = 0;
   std::size_t steps = 0;                 // steps compared
-  double mean_percent_above_median = 0;  // of its compute, over its slow steps
+  double mean_percent_above_others = 0;  // of its compute, over its slow steps
 };
 
-// Per step of summary->comparison.steps, per process: its compute time, and whether it is above
-// that step's median compute by more than the straggler threshold.
+// Per step of summary->comparison.steps, per process: its compute time, how far it is above the
+// median of the others' compute (percent_above_others), and whether by more than the straggler
+// threshold.
 struct DemoComputeStep {
   long long step = 0;
   std::vector<std::optional<long long>> compute_ns;
+  std::vector<std::optional<double>> percent_above_others;
   std::vector<bool> slow;
 };
 
 struct DemoRun {
+  std::string ray_version;  // --ray: the Ray that ran the actors (empty otherwise)
   std::filesystem::path session;
   std::filesystem::path nsight_dir;
+  std::filesystem::path worker_log;  // the workers' and nsys's own output (not with --ray)
   std::vector<DemoWorker> workers;
   int failed_workers = 0;
   std::vector<DemoReport> reports;               // sorted by path
@@ -72,7 +87,7 @@ struct DemoRun {
   std::string summary_problem;       // why there is none, when reports were expected
   std::vector<DemoComputeStep> compute;
   std::optional<DemoStraggler> straggler;
-  std::filesystem::path html;  // the HTML page, when written
+  std::filesystem::path html;  // the HTML page, once the render room wrote it (write_demo_page)
   RunCheck verdict;            // nsel check of the session, expecting the profiled workers
   int exit_code() const;       // 0: every worker ran and the verdict is ok
 };
@@ -81,7 +96,9 @@ struct DemoRun {
 // is set, and with `ranks` NSEL_PROFILE_RANKS=0 when no rank or node filter is set, for this
 // process and its workers; validates the settings before anything exists (nsel::Error), then
 // creates the session, runs the workers together and lists what they left. `tell` gets the
-// lines for stderr (the workers' own output goes to stderr too).
+// lines for stderr (the workers' own output goes to stderr too). With request.ray, Ray creates
+// the session under the root and an interpreter that cannot run the Ray job is nsel::Error
+// (exit code 1) naming it.
 DemoRun run_demo(const DemoRequest& request, const std::function<void(const std::string&)>& tell);
 
 }  // namespace nsel

@@ -21,6 +21,13 @@ struct WorkerRequest {
   GivenIdentity identity;
   std::vector<std::string> program;  // PROGRAM ARGS...; PROGRAM is looked up on PATH
   EnvLookup environment;             // the variables nsel reads, PATH among them
+  // false: an automatic capture is planned as an NVTX range without probing the GPU (the probe
+  // forks, which a multi-threaded caller must not): for a check before the worker starts, whose
+  // own `nsel exec` probes the node.
+  bool probe_gpu = true;
+  // true: the options are also tried for real (require_known_options' trial run), so that a
+  // value nsys refuses fails here rather than when the worker starts: for nsel's Ray plugin.
+  bool try_options = false;
 };
 
 // What to do with the worker.
@@ -46,8 +53,11 @@ inline constexpr int kCaptureLostExitCode = 1;
 
 // Validates the request and the settings before anything starts (nsel::Error, exit code 2), and
 // plans once: a selected worker needs a usable nsys (nsel::Error, exit code 127, unless
-// NSEL_ALLOW_UNPROFILED=1 lets it run bare) and the node's capture mode; an unselected one
-// needs neither.
+// NSEL_ALLOW_UNPROFILED=1 lets it run bare), option names that nsys knows (exit code 2) and the
+// node's capture mode; an unselected one needs neither. Starts nothing: nsel's Ray plugin calls
+// it (probe_gpu false) in Ray's runtime-env agent before the worker starts, so that a setting
+// nsys refuses or a node without nsys fails the actor's runtime env at once, with the same line,
+// where a worker that dies at its start is retried by Ray for minutes.
 WorkerLaunch decide_worker(const WorkerRequest& request);
 
 // decide_worker, its notices told, then the program in place of this process when it is not

@@ -1,5 +1,6 @@
 // `nsel report`'s pipeline: the reports under some paths, each exported once (cached) and
-// summarised in parallel, compared across workers, and written as CSV tables and an HTML page.
+// summarised in parallel and compared across workers. Its CSV tables and HTML page are drawn by
+// the render room (nsel/render/report.hpp).
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "nsel/analyze/render.hpp"
+#include "nsel/analyze/report_set.hpp"
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/settings.hpp"
 
@@ -22,8 +23,6 @@ struct ReportRequest {
   unsigned jobs = 0;                         // reports read at once; 0: one per CPU
   double straggler_percent = 10;
   std::filesystem::path cache_dir;  // empty: default_export_cache_dir from the environment
-  std::filesystem::path csv_dir;    // empty: no CSV tables
-  std::filesystem::path html_file;  // empty: no HTML page
   EnvLookup environment;            // NSEL_NSYS and PATH (for nsys), XDG_CACHE_HOME, HOME
 };
 
@@ -34,11 +33,12 @@ struct ReportProgress {
   // threads at once.
   std::function<void(const std::filesystem::path& report)> exporting;
   std::function<void(const std::filesystem::path& report)> read;
+  // nsys's own output of each export it ran (ExportSettings::nsys_output), from several threads.
+  std::function<void(const std::filesystem::path& report, const std::string& nsys_output)>
+      nsys_output;
   std::function<void()> all_read;
   // After all_read, one per unreadable report, in the reports' order.
   std::function<void(const ReportFailure& failure)> failed;
-  std::function<void(const std::filesystem::path& dir)> wrote_csv;
-  std::function<void(const std::filesystem::path& file)> wrote_html;
 };
 
 // Throws nsel::Error with exit code 1 when no report is found, or when one needs nsys and nsys
