@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,6 +33,12 @@ struct SupervisionOptions {
 };
 
 inline constexpr std::chrono::seconds kKillGrace{5};
+
+// The lock by which the keepers of one user take turns to start nsys on a machine: each holds it
+// from starting nsys until its program runs (at most 15 s), and waits at most 30 s for it.
+// Nsight Systems sessions started at the same moment sometimes fail (docs/nsys-facts.md).
+// /dev/shm/nsel-nsys-start-<uid>.lock, or in /tmp where there is no /dev/shm.
+std::filesystem::path nsys_start_turn_lock();
 
 // Runs `command` (nsys profile ... PROGRAM ARGS, argv[0] absolute) with `extra_environment`
 // added, and returns its exit code (nsys passes on the program's; 128 + N for a signal N).
