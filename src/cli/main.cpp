@@ -256,6 +256,15 @@ int run_nsel(int argc, char** argv) {
       message = "unknown command " + nsel::quote(front.front()) + "; expected a command that " +
                 "'nsel --help' lists";
     }
+    // The same one level down ('nsel ray bogus').
+    const auto subcommands =
+        command != nullptr ? command->get_subcommands({}) : std::vector<const CLI::App*>{};
+    if (!subcommands.empty() && named + 1 != front.end() && !(named + 1)->starts_with("-") &&
+        std::none_of(subcommands.begin(), subcommands.end(),
+                     [&](const CLI::App* sub) { return sub->get_name() == *(named + 1); })) {
+      message = "unknown " + *named + " command " + nsel::quote(*(named + 1)) +
+                "; expected one that '" + help + "' lists";
+    }
     std::fprintf(stderr, "nsel: error: %s; see '%s'\n", message.c_str(), help.c_str());
     return nsel::kUsageExitCode;
   }

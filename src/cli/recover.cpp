@@ -76,7 +76,8 @@ Action add_recover(CLI::App& app) {
       if (r.state == ReportState::qdstrm && r.qdstrm) leftovers.push_back(*r.qdstrm);
       if (r.state != ReportState::missing || !r.manifest) continue;
       try {
-        const std::optional<std::string> text = read_small_file(*r.manifest);
+        const std::optional<std::string> text =
+            read_capped_file(*r.manifest, kManifestReadCap).text;
         const Manifest m = parse_manifest(text.value_or(""), r.manifest->string());
         std::error_code ec;
         // A report nsys wrote under its launch's hidden name, its launcher killed before it

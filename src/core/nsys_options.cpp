@@ -283,6 +283,13 @@ std::optional<std::string> NsysOptions::get(std::string_view key) const {
 }
 
 void NsysOptions::merge_json(std::string_view json_text, std::string_view source) {
+  // nlohmann-json skips a leading byte-order mark; Python's json.loads refuses it.
+  if (json_text.starts_with("\xEF\xBB\xBF")) {
+    throw Error(bad_value(source, json_text,
+                          "not valid JSON: it starts with a UTF-8 byte-order mark (Python's "
+                          "json.loads, which NeMo RL uses, refuses it)",
+                          kExpectedObject));
+  }
   const PythonNumbers numbers = python_numbers(json_text);
   if (!numbers.problem.empty()) {
     throw Error(

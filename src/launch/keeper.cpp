@@ -73,7 +73,16 @@ class Keeper {
 
     // nsys's own processes (its agent, while it detaches) are never the program.
     nsys_folder_ = nsys_install_folder(command.front());
-    start_turn_ = FileLock(nsys_start_turn_lock(), kStartTurnWait);
+    start_turn_ = FileLock(nsys_start_turn_lock(), kStartTurnWait, [this] {
+      pollfd fds[2] = {{self_read_, POLLIN, 0}, {control_fd_, POLLIN, 0}};
+      if (poll(fds, control_fd_ >= 0 ? 2 : 1, 0) > 0) {
+        drain_self_pipe();
+        if (control_fd_ >= 0 && fds[1].revents != 0) read_control();
+      }
+      return stop_signal_ == 0;
+    });
+    // Stopped while waiting for the turn: nothing has started, so nothing is lost.
+    if (stop_signal_ != 0) return 128 + stop_signal_;
     start_turn_until_ = Clock::now() + kStartTurnLimit;
     try {
       // nsys leads a group of its own (with its launcher), so the keeper can end that group
@@ -201,6 +210,12 @@ class Keeper {
     stop_signal_ = signal_number;
     const std::string why = received ? std::string("received ") + signal_name(signal_number)
                                      : std::string("the nsel launcher is gone");
+    if (nsys_ == 0) {
+      say(why +
+          " while waiting for the turn to start nsys; neither nsys nor the program is "
+          "started");
+      return;
+    }
     say(why + "; passing " + signal_name(signal_number) +
         " to the profiled program so that nsys writes its report (waiting at most " +
         seconds_text(options_.stop_timeout) + " s)");

@@ -9,6 +9,8 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/nsys_install.hpp"
 #include "nsel/core/nsys_options.hpp"
+#include "nsel/launch/supervisor.hpp"
+#include "nsel/sys/files.hpp"
 #include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 
@@ -114,7 +116,13 @@ NsysTrialAnswer try_nsys_options(const std::string& nsys, NsysOptions options) {
   std::vector<std::string> argv = {nsys, "profile"};
   for (std::string& word : options.to_argv()) argv.push_back(std::move(word));
   argv.push_back(*program);
-  const CapturedRun run = run_capturing(argv, std::chrono::seconds(30));
+  CapturedRun run;
+  {
+    // A whole nsys session: it takes its turn with the workers' (nsel exec's keepers), whose
+    // start-ups it could otherwise spoil (docs/nsys-facts.md).
+    const FileLock turn(nsys_start_turn_lock(), std::chrono::seconds(30));
+    run = run_capturing(argv, std::chrono::seconds(30));
+  }
   std::error_code ignored;
   fs::remove_all(scratch, ignored);
   if (run.exit_code == -1 || run.timed_out) {

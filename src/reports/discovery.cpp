@@ -19,6 +19,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
 #include "nsel/reports/layout.hpp"
+#include "nsel/sys/files.hpp"
 #include "reports/identify.hpp"
 
 namespace nsel {
@@ -289,8 +290,18 @@ class Walker {
     if (error != 0) note_unreadable(context, folder, error);
     int file_error = 0;  // a file that could not be looked at (a folder without search right)
     for (const Entry& entry : entries) {
-      if (!entry.regular && !entry.symlink) continue;
       const std::string& name = entry.name;
+      if (!entry.regular && !entry.symlink) {
+        // A FIFO, device or socket under a name of nsel's files is never opened: said, skipped.
+        if (!entry.directory && (name.ends_with(kReportSuffix) || name.ends_with(kQdstrmSuffix) ||
+                                 name.ends_with(kManifestSuffix))) {
+          note(context, folder / name, "special_file",
+               (folder / name).string() +
+                   ": is not a regular file (a FIFO, device or socket); "
+                   "skipped");
+        }
+        continue;
+      }
       if (reports_detail::is_nsel_temporary(name)) continue;
       if (name.ends_with(kReportSuffix)) {
         if (auto info = file_info(dir_fd, name, file_error)) {
@@ -377,11 +388,16 @@ class Walker {
 
   void read_manifest(const fs::path& path, const Context& context,
                      std::map<std::string, std::pair<Manifest, fs::path>>& manifests) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
+    // Whatever is under the name (a FIFO, a link to a device, a huge file): never a hang.
+    const SmallFile file = read_capped_file(path, kManifestReadCap);
+    if (!file.text) {
+      note(context, path, "bad_manifest",
+           path.string() + ": " + file.problem + "; expected an nsel manifest (version " +
+               std::to_string(kManifestVersion) + ")");
+      return;
+    }
     try {
-      Manifest m = parse_manifest(text.str(), path.string());
+      Manifest m = parse_manifest(*file.text, path.string());
       // The manifest's own name gives the stem; a pending one (pid not yet known) has none.
       std::string name = path.filename().string();
       std::string stem = name.substr(0, name.size() - kManifestSuffix.size());

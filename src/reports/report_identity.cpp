@@ -80,7 +80,7 @@ std::optional<Manifest> read_manifest_beside(const fs::path& as_report) {
   if (base != stem)
     candidates.push_back(as_report.parent_path() / (base + std::string(kManifestSuffix)));
   for (const fs::path& candidate : candidates) {
-    const std::optional<std::string> text = read_small_file(candidate);
+    const std::optional<std::string> text = read_capped_file(candidate, kManifestReadCap).text;
     if (!text) continue;
     try {
       return parse_manifest(*text, candidate.string());

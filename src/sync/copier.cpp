@@ -214,7 +214,7 @@ void Mirror::visit(const FolderTask& task) {
                                    : DT_UNKNOWN;
     }
     if (type == DT_DIR) {
-      if (::mkdirat(dst.fd, name.c_str(), (st.st_mode & 07777) | 0700) == 0) {
+      if (::mkdirat(dst.fd, name.c_str(), (st.st_mode & 01777) | 0700) == 0) {
         changed = true;
       } else if (errno != EEXIST) {
         problem("cannot create " + (task.destination / name).string() + ": " +
@@ -327,7 +327,7 @@ std::optional<SyncState::Times> Mirror::copy(int src_dir, int dst_dir, const std
   // The copy carries the time taken before copying: if the file changed meanwhile, its new
   // time differs from the copy's and the next pass copies it again.
   const timespec times[2] = {before.st_atim, before.st_mtim};
-  ::fchmod(out.fd, before.st_mode & 07777);
+  ::fchmod(out.fd, before.st_mode & 01777);  // never set-user-ID or set-group-ID: the copy is ours
   const bool finished = ::futimens(out.fd, times) == 0;
   const int closed = ::close(out.fd);
   out.fd = -1;

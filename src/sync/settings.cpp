@@ -83,7 +83,14 @@ SyncSettings resolve_sync_settings(const SyncRequest& request, const SyncEnvLook
                   " is not set; expected --dest LOG_DIR, or BASE_LOG_DIR and SLURM_JOB_ID "
                   "(LOG_DIR is then $BASE_LOG_DIR/$SLURM_JOB_ID-logs)");
     }
-    settings.log_dir = slurm_log_dir(*base, *job, value_of("SLURM_RESTART_COUNT").value_or(""));
+    const std::string restarts = value_of("SLURM_RESTART_COUNT").value_or("");
+    if (!restarts.empty() && restarts.find_first_not_of("0123456789") != std::string::npos) {
+      // A guess would mirror into another restart's folder.
+      throw Error(bad_value("SLURM_RESTART_COUNT", restarts, "not a whole number",
+                            "the count of restarts SLURM sets, e.g. '1' (LOG_DIR is then "
+                            "$BASE_LOG_DIR/$SLURM_JOB_ID-restart1-logs)"));
+    }
+    settings.log_dir = slurm_log_dir(*base, *job, restarts);
   }
   std::string every_source = "--every";
   std::optional<std::string> every = request.every;
@@ -107,6 +114,12 @@ SyncSettings resolve_sync_settings(const SyncRequest& request, const SyncEnvLook
                             "'600'; '0': every pass does"));
     }
     settings.full_every = to_milliseconds(*seconds);
+    if (settings.every.count() == 0) {
+      throw Error(bad_value("--full-every", *request.full_every,
+                            "given without --every (or RAY_LOG_SYNC_FREQUENCY): a single pass "
+                            "looks at every file anyway",
+                            "--full-every together with --every SECONDS"));
+    }
   }
   if (request.max_watches) {
     std::size_t count = 0;

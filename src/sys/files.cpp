@@ -53,7 +53,11 @@ int write_all(int fd, std::string_view text) {
 std::optional<std::string> write_and_rename(const fs::path& path, std::string_view text,
                                             std::optional<mode_t> mode) {
   const fs::path temporary = temporary_sibling(path);
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // The name is predictable: whatever another user planted there (a link to a file of ours) is
+  // removed, and the file made anew, never followed.
+  ::unlink(temporary.c_str());
+  const int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return std::string(std::strerror(errno));
   const auto fail = [&](int error) {
     ::close(fd);
@@ -147,13 +151,56 @@ std::error_code replace_symlink(const fs::path& target, const fs::path& link) {
   return ec;
 }
 
+SmallFile read_capped_file(const fs::path& path, std::size_t cap) {
+  SmallFile out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    out.problem = std::string("cannot be read: ") + std::strerror(errno);
+    return out;
+  }
+  struct stat info {};
+  if (fstat(fd, &info) != 0) {
+    out.problem = std::string("cannot be read: ") + std::strerror(errno);
+  } else if (S_ISDIR(info.st_mode)) {
+    out.problem = "is a folder";
+  } else if (!S_ISREG(info.st_mode)) {
+    out.problem = std::string("is not a regular file (") +
+                  (S_ISFIFO(info.st_mode)  ? "a named pipe"
+                   : S_ISCHR(info.st_mode) ? "a character device"
+                   : S_ISBLK(info.st_mode) ? "a block device"
+                                           : "a socket") +
+                  ")";
+  } else if (static_cast<std::uintmax_t>(info.st_size) > cap) {
+    out.problem =
+        "is larger than " + std::to_string(cap) + " bytes (" + std::to_string(info.st_size) + ")";
+  } else {
+    // The size may change while it is read: never more than the cap.
+    std::string text;
+    char buffer[65536];
+    while (true) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        out.problem = std::string("cannot be read: ") + std::strerror(errno);
+        break;
+      }
+      if (n == 0) {
+        out.text = std::move(text);
+        break;
+      }
+      if (text.size() + static_cast<std::size_t>(n) > cap) {
+        out.problem = "is larger than " + std::to_string(cap) + " bytes";
+        break;
+      }
+      text.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
 std::optional<std::string> read_small_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return buffer.str();
+  return read_capped_file(path, kSmallFileCap).text;
 }
 
 std::optional<fs::path> create_private_temporary_file(std::string_view prefix) {
@@ -179,7 +226,8 @@ bool append_to_own_file(const fs::path& path, std::string_view text) {
   return written;
 }
 
-FileLock::FileLock(const fs::path& path, std::chrono::milliseconds wait) {
+FileLock::FileLock(const fs::path& path, std::chrono::milliseconds wait,
+                   const std::function<bool()>& keep_waiting) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (fd < 0) return;
   struct stat info {};
@@ -190,7 +238,8 @@ FileLock::FileLock(const fs::path& path, std::chrono::milliseconds wait) {
   // flock has no timeout: tried again every 10 ms until `wait` has passed.
   const auto deadline = std::chrono::steady_clock::now() + wait;
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() >= deadline) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() >= deadline ||
+        (keep_waiting && !keep_waiting())) {
       ::close(fd);
       return;
     }

@@ -79,6 +79,10 @@ std::vector<NsysInstall> find_nsys_installs(const std::optional<std::string>& ns
                               quote(entry) + " does not answer 'nsys --version'", kNselNsysForm));
       }
     }
+    // Only separators (':'): a value that names nothing is a mistake, never "no nsys found".
+    if (installs.empty()) {
+      throw Error(bad_value("NSEL_NSYS", *nsel_nsys, "names no path", kNselNsysForm));
+    }
     return installs;
   }
   if (const auto on_path = find_program("nsys", path_variable)) add(*on_path, "PATH");

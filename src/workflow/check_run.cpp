@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 std::optional<Manifest> read_manifest(const FoundReport& found) {
   if (!found.manifest) return std::nullopt;
   try {
-    const std::optional<std::string> text = read_small_file(*found.manifest);
+    const std::optional<std::string> text =
+        read_capped_file(*found.manifest, kManifestReadCap).text;
     if (!text) return std::nullopt;
     return parse_manifest(*text, found.manifest->string());
   } catch (const std::exception&) {

@@ -128,6 +128,12 @@ TEST(NsysOptions, PythonJsonRefusalsStayRefused) {
   EXPECT_NE(merge_error(R"({"d": 01})"), "");
   EXPECT_NE(merge_error(R"({1: 2})"), "");
   EXPECT_NE(merge_error(R"({"d": 1_0})"), "");
+  // A leading UTF-8 byte-order mark: json.loads raises "Unexpected UTF-8 BOM".
+  EXPECT_EQ(
+      merge_error("\xEF\xBB\xBF{\"t\": \"nvtx\"}"),
+      "NRL_NSYS_EXTRA_OPTIONS='\xEF\xBB\xBF{\"t\": \"nvtx\"}': not valid JSON: it starts with "
+      "a UTF-8 byte-order mark (Python's json.loads, which NeMo RL uses, refuses it)" +
+          expected);
   // Python 3.11's json.loads refuses integers of more than 4300 digits.
   const std::string huge = "{\"d\": " + std::string(4301, '7') + "}";
   EXPECT_NE(merge_error(huge).find("not valid JSON: an integer of 4301 digits (Python's "

@@ -337,6 +337,12 @@ std::vector<Case> exec_and_flag_cases() {
        "unknown command 'profile'; expected a command that 'nsel --help' lists; see 'nsel --help'",
        ""},
       {"NoCommand", {}, {}, "A subcommand is required; see 'nsel --help'", ""},
+      {"UnknownRayCommand",
+       {"ray", "bogus"},
+       {},
+       "unknown ray command 'bogus'; expected one that 'nsel ray --help' lists; see 'nsel ray "
+       "--help'",
+       ""},
   };
 }
 

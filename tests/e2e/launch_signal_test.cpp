@@ -470,6 +470,19 @@ TEST(Supervision, NsysLosingItsAgentInsideTheWindowIsItsFailureNeverAWindowNotRe
   fs::remove_all(dir);
 }
 
+namespace {
+
+// A selected worker of 4 short steps, window 2:4, reports in dir/reports, as a job of its own.
+nsel::test::Started start_short_job(const fs::path& dir, const fs::path& describe) {
+  return start_job(
+      {kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+       (dir / "reports").string(), "--", kWorker, "--steps", "4", "--work-ms", "50", "--describe",
+       describe.string()},
+      {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}});
+}
+
+}  // namespace
+
 // Keepers take turns to start nsys (sessions started at the same moment sometimes fail): while
 // another holds the turn, nsys and the program wait; once it is free they start, and the run is
 // whole. A turn held too long is waited on for a bounded time only (tested in tests/sys).
@@ -478,11 +491,7 @@ TEST(Supervision, NsysStartsOnlyWhenItsStartTurnIsFree) {
   const fs::path describe = dir / "describe";
   auto turn = std::make_optional<nsel::FileLock>(nsel::nsys_start_turn_lock(), 20s);
   ASSERT_TRUE(turn->held()) << nsel::nsys_start_turn_lock();
-  const nsel::test::Started job =
-      start_job({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
-                 (dir / "reports").string(), "--", kWorker, "--steps", "4", "--work-ms", "50",
-                 "--describe", describe.string()},
-                {{"NRL_NSYS_WORKER_PATTERNS", "*policy*"}, {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"}});
+  const nsel::test::Started job = start_short_job(dir, describe);
   std::this_thread::sleep_for(2s);
   EXPECT_FALSE(fs::exists(describe)) << "the program started while another held the turn";
   turn.reset();
@@ -496,5 +505,32 @@ TEST(Supervision, NsysStartsOnlyWhenItsStartTurnIsFree) {
   EXPECT_TRUE(fs::is_regular_file(report)) << err;
   // The turn is free again once the program runs.
   EXPECT_TRUE(nsel::FileLock(nsel::nsys_start_turn_lock(), 0ms).held());
+  fs::remove_all(dir);
+}
+
+// A stop that comes while the keeper waits for its turn starts nothing: no nsys, no program, no
+// manifest; exit 128 + the signal, said on stderr.
+TEST(Supervision, AStopWhileWaitingForTheStartTurnStartsNothing) {
+  const fs::path dir = nsel::test::make_temp_dir("start-turn-stop");
+  const fs::path describe = dir / "describe";
+  nsel::FileLock turn(nsel::nsys_start_turn_lock(), 20s);
+  ASSERT_TRUE(turn.held()) << nsel::nsys_start_turn_lock();
+  const nsel::test::Started job = start_short_job(dir, describe);
+  std::this_thread::sleep_for(1500ms);
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(-job.pid, SIGTERM), 0);
+  const int code = nsel::wait_exit_code(job.pid);
+  EXPECT_LT(std::chrono::steady_clock::now() - signalled, 10s);
+  turn.release();
+  // The keeper, in a session of its own, may write after nsel has gone.
+  std::this_thread::sleep_for(500ms);
+  const std::string err = job_errors(job);
+  EXPECT_EQ(code, 128 + SIGTERM) << err;
+  EXPECT_NE(err.find("while waiting for the turn to start nsys; neither nsys nor the program is "
+                     "started"),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(describe)) << err;
+  EXPECT_TRUE(nsel::test::files_in(dir / "reports").empty()) << err;
   fs::remove_all(dir);
 }

@@ -3,6 +3,7 @@
 // temporaries; and a folder that cannot be read is told, never passed over.
 #include <grp.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -289,6 +291,41 @@ TEST_F(Discover, AMissingRootIsSkippedAndABadManifestIsANote) {
   const nsel::Discovery found = nsel::discover_reports({dir_ / "nowhere", nsight});
   EXPECT_EQ(found.roots, std::vector<std::string>{nsight.string()});
   EXPECT_TRUE(has_note(found, "bad_manifest"));
+  EXPECT_EQ(only(found, "dtensor_policy_worker_2:4_1.nsys-rep").state, nsel::ReportState::complete);
+}
+
+// Whatever another user plants under a manifest's name (a FIFO without a writer, a link to
+// /dev/zero, a sparse file of 2 GiB) is a noted bad manifest at once, and the rest is judged.
+TEST_F(Discover, SpecialOrHugeFilesUnderManifestNamesAreNotedNeverHang) {
+  const fs::path nsight = dir_ / "planted";
+  report_at(nsight / "dtensor_policy_worker_2:4_1.nsys-rep");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  fs::create_symlink(dir_ / "fifo", nsight / "dtensor_policy_worker_2:4_2.nsel.json");
+  ASSERT_EQ(::mkfifo((nsight / "dtensor_policy_worker_2:4_5.nsel.json").c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", nsight / "dtensor_policy_worker_2:4_3.nsel.json");
+  { std::ofstream huge(nsight / "dtensor_policy_worker_2:4_4.nsel.json"); }
+  fs::resize_file(nsight / "dtensor_policy_worker_2:4_4.nsel.json", 2ull << 30);
+  const auto started = std::chrono::steady_clock::now();
+  const nsel::Discovery found = nsel::discover_reports({nsight});
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  std::map<std::string, std::string> noted;
+  for (const nsel::DiscoveryNote& n : found.notes) {
+    if (n.kind == "bad_manifest") noted[fs::path(n.path).filename().string()] = n.message;
+  }
+  ASSERT_EQ(noted.size(), 3u);
+  EXPECT_NE(
+      noted["dtensor_policy_worker_2:4_2.nsel.json"].find("is not a regular file (a named pipe)"),
+      std::string::npos);
+  EXPECT_NE(noted["dtensor_policy_worker_2:4_3.nsel.json"].find(
+                "is not a regular file (a character device)"),
+            std::string::npos);
+  EXPECT_NE(noted["dtensor_policy_worker_2:4_4.nsel.json"].find(
+                "is larger than 1048576 bytes (2147483648)"),
+            std::string::npos);
+  EXPECT_TRUE(std::any_of(found.notes.begin(), found.notes.end(), [&](const auto& n) {
+    return n.kind == "special_file" &&
+           n.path == (nsight / "dtensor_policy_worker_2:4_5.nsel.json").string();
+  }));
   EXPECT_EQ(only(found, "dtensor_policy_worker_2:4_1.nsys-rep").state, nsel::ReportState::complete);
 }
 

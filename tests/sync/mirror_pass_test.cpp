@@ -597,10 +597,5 @@ TEST_F(MirrorPass, ACopyNeverCarriesSetUserOrGroupIdBits) {
   write_file(logs_ / "tool", "#!/bin/sh\n");
   ASSERT_EQ(::chmod((logs_ / "tool").c_str(), 06755), 0);
   clean_pass();
-  const mode_t mode = lstat_of(mirrored_ / "tool").st_mode & 07777;
-  if (mode == 06755) {
-    GTEST_SKIP() << "known bug: the copy keeps the source's set-user-ID and set-group-ID bits "
-                    "on a file owned by the syncing user (src/sync/copier.cpp:330)";
-  }
-  EXPECT_EQ(mode, 0755u);
+  EXPECT_EQ(lstat_of(mirrored_ / "tool").st_mode & 07777, 0755u);
 }

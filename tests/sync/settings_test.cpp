@@ -156,6 +156,7 @@ TEST(SyncSettings, PeriodsTakeFractionsAndExponentsAndNeverRoundToZero) {
 
 TEST(SyncSettings, FullEveryTakesZeroAndRefusesTheRest) {
   nsel::SyncRequest request = with_dest();
+  request.every = "1";
   request.full_every = "0";
   EXPECT_EQ(nsel::resolve_sync_settings(request, env_of({})).full_every, milliseconds(0));
   request.full_every = "2.5";
@@ -168,6 +169,36 @@ TEST(SyncSettings, FullEveryTakesZeroAndRefusesTheRest) {
                   "at every file, e.g. '600'; '0': every pass does")
         << value;
   }
+}
+
+// One pass looks at every file: --full-every means something only between passes.
+TEST(SyncSettings, FullEveryWithoutEveryIsRefused) {
+  nsel::SyncRequest request = with_dest();
+  request.full_every = "60";
+  EXPECT_EQ(refusal(request),
+            "--full-every='60': given without --every (or RAY_LOG_SYNC_FREQUENCY): a single pass "
+            "looks at every file anyway; expected --full-every together with --every SECONDS");
+  EXPECT_EQ(
+      nsel::resolve_sync_settings(request, env_of({{"RAY_LOG_SYNC_FREQUENCY", "5"}})).full_every,
+      milliseconds(60000));
+}
+
+// A restart count that is not a whole number is refused, never read as the first run's folder.
+TEST(SyncSettings, ARestartCountThatIsNotAWholeNumberIsRefused) {
+  nsel::SyncRequest request;
+  for (const std::string count : {"abc", "-1", " 2", "2x", "1.5"}) {
+    EXPECT_EQ(refusal(request, {{"BASE_LOG_DIR", "/logs"},
+                                {"SLURM_JOB_ID", "123"},
+                                {"SLURM_RESTART_COUNT", count}}),
+              "SLURM_RESTART_COUNT=" + nsel::quote(count) +
+                  ": not a whole number; expected the count of restarts SLURM sets, e.g. '1' "
+                  "(LOG_DIR is then $BASE_LOG_DIR/$SLURM_JOB_ID-restart1-logs)");
+  }
+  EXPECT_EQ(nsel::resolve_sync_settings(request, env_of({{"BASE_LOG_DIR", "/logs"},
+                                                         {"SLURM_JOB_ID", "123"},
+                                                         {"SLURM_RESTART_COUNT", "0"}}))
+                .log_dir,
+            "/logs/123-logs");
 }
 
 TEST(SyncSettings, MaxWatchesIsAWholeNumber) {

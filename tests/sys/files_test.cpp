@@ -137,6 +137,13 @@ TEST_F(SpecialOutputs, AFileLockHasOneHolderAndABoundedWait) {
   EXPECT_FALSE(second.held());
   EXPECT_GE(waited, 100ms);
   EXPECT_LT(waited, 5s);
+  // A wait the caller ends (a stop request) ends at once.
+  int asked_times = 0;
+  const auto stopped_at = std::chrono::steady_clock::now();
+  nsel::FileLock stopped(path, 10s, [&] { return ++asked_times < 3; });
+  EXPECT_FALSE(stopped.held());
+  EXPECT_EQ(asked_times, 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, 5s);
   first.release();
   EXPECT_FALSE(first.held());
   nsel::FileLock third(path, 0ms);
@@ -155,6 +162,26 @@ TEST_F(SpecialOutputs, AFileLockNeverFollowsALinkNorWaitsOnAFifo) {
   EXPECT_FALSE(nsel::FileLock(dir_ / "fifo.lock", 0ms).held()) << "a FIFO is no lock";
   fs::create_directory(dir_ / "folder.lock");
   EXPECT_FALSE(nsel::FileLock(dir_ / "folder.lock", 0ms).held());
+}
+
+// Small files are read whatever is under their name: a FIFO without a writer, a device, a
+// folder or a file over the cap is refused at once, with what it is, never read.
+TEST_F(SpecialOutputs, ACappedReadRefusesWhatIsNotASmallRegularFile) {
+  std::ofstream(dir_ / "small") << "{}\n";
+  const nsel::SmallFile small = nsel::read_capped_file(dir_ / "small", 3);
+  EXPECT_EQ(small.text, std::optional<std::string>("{}\n"));
+  EXPECT_EQ(small.problem, "");
+  EXPECT_EQ(nsel::read_capped_file(dir_ / "small", 2).problem, "is larger than 2 bytes (3)");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  EXPECT_EQ(nsel::read_capped_file(dir_ / "fifo", 100).problem,
+            "is not a regular file (a named pipe)");
+  fs::create_symlink("/dev/zero", dir_ / "zero");
+  EXPECT_EQ(nsel::read_capped_file(dir_ / "zero", 100).problem,
+            "is not a regular file (a character device)");
+  EXPECT_EQ(nsel::read_capped_file(dir_, 100).problem, "is a folder");
+  EXPECT_EQ(nsel::read_capped_file(dir_ / "absent", 100).problem,
+            "cannot be read: No such file or directory");
+  EXPECT_EQ(nsel::read_small_file(dir_ / "fifo"), std::nullopt);
 }
 
 TEST(PrivateTemporaryFile, IsNewEmptyAndOnlyTheUsers) {

@@ -76,6 +76,9 @@ TEST(NsysInstalls, BadNselNsysIsNamedQuotedWithTheExpectedForm) {
   // An executable that is no nsys.
   EXPECT_EQ(error_of("/bin/true"),
             "NSEL_NSYS='/bin/true': '/bin/true' does not answer 'nsys --version'; " + form);
+  // Separators alone name nothing: never "no nsys found".
+  EXPECT_EQ(error_of(":"), "NSEL_NSYS=':': names no path; " + form);
+  EXPECT_EQ(error_of("::"), "NSEL_NSYS='::': names no path; " + form);
 }
 
 }  // namespace

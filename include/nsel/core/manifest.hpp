@@ -3,6 +3,7 @@
 // writing them while a worker runs is `launch`'s ManifestRecorder.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -21,6 +22,9 @@ inline constexpr std::string_view kManifestSuffix = ".nsel.json";
 // export chosen tables): <stem>.nsel.sqlite, a cache of the report, never a report of its own.
 inline constexpr std::string_view kTablesExportSuffix = ".nsel.sqlite";
 inline constexpr int kManifestVersion = 1;
+// The most bytes of a manifest nsel reads (one is a few KiB): a larger file is not a manifest,
+// never a worker name of hundreds of megabytes.
+inline constexpr std::size_t kManifestReadCap = 1024 * 1024;
 
 // The manifest's idea of the report, written by the launcher. `nsel ls` re-checks the files.
 inline constexpr std::string_view kManifestRunning = "running";    // nsys has not exited yet

@@ -5,7 +5,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,7 +47,22 @@ bool anything_at(const std::filesystem::path& path);
 std::error_code replace_symlink(const std::filesystem::path& target,
                                 const std::filesystem::path& link);
 
-// Reads a whole file; nullopt when it cannot be read.
+// What reading a small file gave: its text, or why it was not read (one phrase, for a message
+// that names the file).
+struct SmallFile {
+  std::optional<std::string> text;
+  std::string problem;
+};
+
+// Reads a whole regular file of at most `cap` bytes, whatever is at `path`: opened
+// non-blocking (a FIFO without a writer never blocks) and checked after opening, so a FIFO, a
+// device (a link to /dev/zero), a folder or a larger file is refused without reading it.
+SmallFile read_capped_file(const std::filesystem::path& path, std::size_t cap);
+
+// The cap of read_small_file: nsel's small files (manifests, logs, records) are far below it.
+inline constexpr std::size_t kSmallFileCap = 16 * 1024 * 1024;
+
+// read_capped_file(path, kSmallFileCap)'s text; nullopt when it cannot be read.
 std::optional<std::string> read_small_file(const std::filesystem::path& path);
 
 // A new empty file only this user can read and write, "<prefix>.XXXXXX" in the temporary folder
@@ -58,12 +75,14 @@ bool append_to_own_file(const std::filesystem::path& path, std::string_view text
 
 // An exclusive advisory lock (flock) on `path`, a regular file of this user that it creates
 // (0600) when missing; never follows a link, never blocks on a special file. Waits at most
-// `wait` for the lock; unlocked (file descriptor -1) when it cannot be had in time or the file
-// is not this user's, so a lock never stops its holder's work for longer than `wait`.
+// `wait` for the lock, asking `keep_waiting` (when given) every 10 ms; unlocked (file
+// descriptor -1) when it cannot be had in time, `keep_waiting` says no, or the file is not this
+// user's, so a lock never stops its holder's work for longer than `wait`.
 class FileLock {
  public:
   FileLock() = default;
-  FileLock(const std::filesystem::path& path, std::chrono::milliseconds wait);
+  FileLock(const std::filesystem::path& path, std::chrono::milliseconds wait,
+           const std::function<bool()>& keep_waiting = {});
   FileLock(FileLock&& other) noexcept;
   FileLock& operator=(FileLock&& other) noexcept;
   FileLock(const FileLock&) = delete;
