@@ -373,6 +373,15 @@ void on_stop_signal(int signal_number) {
   _exit(128 + signal_number);
 }
 
+// A stop signal's handler, on another thread, ends the children, removes the files of every
+// slot and exits. The child ending (or its reaping by the handler, which makes the wait throw) is
+// no reason for this thread to go on: releasing its slots, or anything its caller does next
+// (keeping a failed export's log), would race with that cleanup and leave files behind.
+void wait_for_the_stop() {
+  if (stop_signal.load() == 0) return;
+  for (;;) pause();
+}
+
 }  // namespace
 
 StopCleanup::StopCleanup() {
@@ -431,9 +440,11 @@ int run_quietly_stoppable(const std::vector<std::string>& argv, const std::files
   try {
     code = wait_exit_code(child);
   } catch (...) {
+    wait_for_the_stop();
     release_stop_slot(slot);
     throw;
   }
+  wait_for_the_stop();
   release_stop_slot(slot);
   return code;
 }
