@@ -449,10 +449,19 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
                  " without importing it; 'nsel recover' converts it";
     } else {
       // The capture nsys could not import where it should have: recorded for 'nsel recover'.
-      const std::optional<fs::path> left = state_->find_left_capture();
+      std::optional<fs::path> left = state_->find_left_capture();
       std::string detail;
       const std::string_view problem =
           folder_problem(report.parent_path(), state_->report_bytes, detail);
+      // Where the folder tells that nsys had to write elsewhere, the file it left may still be
+      // being finished (2023.4's end of it, which names this run, came late once in six here):
+      // looked for again, 2 s at most.
+      for (int tries = 0; !left && tries < 20 && m.pid != 0 &&
+                          (!problem.empty() || state_->claim_failed || taken_before);
+           ++tries) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        left = state_->find_left_capture();
+      }
       if (stop_timed_out) {
         m.state = std::string(kManifestStopTimeout);
         m.reason = timeout_text + "; no report was written";
