@@ -73,6 +73,7 @@ class Keeper {
 
     // nsys's own processes (its agent, while it detaches) are never the program.
     nsys_folder_ = nsys_install_folder(command.front());
+    const auto turn_asked = Clock::now();
     start_turn_ = FileLock(nsys_start_turn_lock(), kStartTurnWait, [this] {
       pollfd fds[2] = {{self_read_, POLLIN, 0}, {control_fd_, POLLIN, 0}};
       if (poll(fds, control_fd_ >= 0 ? 2 : 1, 0) > 0) {
@@ -83,6 +84,7 @@ class Keeper {
     });
     // Stopped while waiting for the turn: nothing has started, so nothing is lost.
     if (stop_signal_ != 0) return 128 + stop_signal_;
+    say_long_turn_wait(Clock::now() - turn_asked);
     start_turn_until_ = Clock::now() + kStartTurnLimit;
     try {
       // nsys leads a group of its own (with its launcher), so the keeper can end that group
@@ -103,6 +105,17 @@ class Keeper {
   }
 
  private:
+  // A start that waited long is said, so that a rank starting late names the cause.
+  void say_long_turn_wait(Clock::duration waited) const {
+    if (waited < std::chrono::seconds(2)) return;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(waited).count());
+    say(std::string(start_turn_.held() ? "waited " : "gave up waiting after ") + seconds +
+        " s for another nsys of this user to start its program (nsys sessions started together "
+        "fail; see docs/nsys-facts.md)" +
+        (start_turn_.held() ? "" : "; starting nsys now"));
+  }
+
   int supervise() {
     while (true) {
       pollfd fds[2] = {{self_read_, POLLIN, 0}, {control_fd_, POLLIN, 0}};

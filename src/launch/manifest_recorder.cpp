@@ -190,6 +190,7 @@ struct ManifestRecorder::State {
   std::uintmax_t report_bytes = 0;      // the report's expected size, to tell a full disk
   std::optional<fs::path> step_record;  // what the program's step control told (kStepRecord*)
   std::string nsys_version;             // for the failure of nsys, when known
+  pid_t watch_root = 0;                 // the program descends from it (nsys, or this process)
   std::atomic<bool> stop{false};
   std::thread watcher;
 
@@ -277,7 +278,7 @@ struct ManifestRecorder::State {
     const auto watching = std::chrono::steady_clock::now();
     while (!stop.load()) {
       // Judged by name alone: the manifest's command need not start with nsys.
-      if (const auto pid = find_profiled_program(static_cast<pid_t>(manifest.nsel_pid), "")) {
+      if (const auto pid = find_profiled_program(watch_root, "")) {
         adopt_pid(*pid);
         return;
       }
@@ -332,9 +333,10 @@ struct ManifestRecorder::State {
 };
 
 ManifestRecorder::ManifestRecorder(Manifest manifest, std::string output,
-                                   std::optional<std::string> report_output)
+                                   std::optional<std::string> report_output, pid_t nsys)
     : state_(std::make_unique<State>()) {
   state_->manifest = std::move(manifest);
+  state_->watch_root = nsys > 0 ? nsys : static_cast<pid_t>(state_->manifest.nsel_pid);
   state_->output = std::move(output);
   state_->report_output = report_output.value_or(state_->output);
   std::error_code ec;
@@ -400,9 +402,9 @@ Manifest manifest_for_plan(const WorkerPlan& plan) {
 }  // namespace
 
 // Without an -o value nsys picks "report<N>"; the manifest is then named for the worker.
-ManifestRecorder::ManifestRecorder(const WorkerPlan& plan)
+ManifestRecorder::ManifestRecorder(const WorkerPlan& plan, pid_t nsys)
     : ManifestRecorder(manifest_for_plan(plan), plan.options.get("o").value_or(plan.worker + "_%p"),
-                       plan.report_output) {
+                       plan.report_output, nsys) {
   state_->report_bytes = estimate_report_size(plan).bytes;
 }
 

@@ -239,8 +239,8 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
     std::error_code ignored;
     if (step_record) std::filesystem::remove(*step_record, ignored);
   };
-  supervision.on_started = [&](pid_t) {
-    manifest.emplace(plan);
+  supervision.on_started = [&](pid_t nsys) {
+    manifest.emplace(plan, nsys);
     if (step_record) {
       manifest->read_step_record(*step_record,
                                  launch.nsys_version ? launch.nsys_version->text : "");

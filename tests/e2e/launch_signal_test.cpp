@@ -492,12 +492,18 @@ TEST(Supervision, NsysStartsOnlyWhenItsStartTurnIsFree) {
   auto turn = std::make_optional<nsel::FileLock>(nsel::nsys_start_turn_lock(), 20s);
   ASSERT_TRUE(turn->held()) << nsel::nsys_start_turn_lock();
   const nsel::test::Started job = start_short_job(dir, describe);
-  std::this_thread::sleep_for(2s);
+  std::this_thread::sleep_for(3s);
   EXPECT_FALSE(fs::exists(describe)) << "the program started while another held the turn";
   turn.reset();
   const int code = nsel::wait_exit_code(job.pid);
   const std::string err = job_errors(job);
   EXPECT_EQ(code, 0) << err;
+  // A wait of over 2 s is said, so that a rank starting late names why.
+  EXPECT_NE(err.find("nsel: waited "), std::string::npos) << err;
+  EXPECT_NE(err.find(" s for another nsys of this user to start its program (nsys sessions "
+                     "started together fail; see docs/nsys-facts.md)\n"),
+            std::string::npos)
+      << err;
   ASSERT_TRUE(fs::exists(describe)) << err;
   const auto described = nsel::test::read_description(describe);
   const fs::path report =

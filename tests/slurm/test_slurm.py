@@ -86,6 +86,30 @@ def read_progress(path):
         return []
 
 
+def describe_progress(paths):
+    """When each profiled rank began its first and last step, for a failure's message."""
+    lines = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                steps = [line.split() for line in f if line.strip()]
+        except OSError:
+            steps = []
+        if steps:
+            first, last = steps[0], steps[-1]
+            lines.append(f"{os.path.basename(path)}: step {first[0]} at {int(first[1]) / 1e9:.3f}"
+                         f", step {last[0]} at {int(last[1]) / 1e9:.3f}")
+        else:
+            lines.append(f"{os.path.basename(path)}: no step")
+    return "\n".join(lines)
+
+
+def first_step_time(path):
+    """Wall clock seconds when the rank began its first step."""
+    with open(path) as f:
+        return int(f.readline().split()[1]) / 1e9
+
+
 def job_processes(job_id):
     """Process ids whose environment says they belong to SLURM job `job_id`."""
     found = []
@@ -371,9 +395,10 @@ class Sbatch(SlurmTestCase):
         self.assertEqual(job_processes(job_id), [])
 
     def test_scancel_in_the_capture_window_keeps_every_report(self):
-        # A window far longer than the wait for both ranks to be in it: profiled ranks start one
-        # after another (nsys start-up turns), seconds apart on a loaded machine.
-        window_start, window_stop, steps = 3, 390, 400
+        # A window far longer than the wait for both ranks to be in it (60 s at most): profiled
+        # ranks start one after another (nsys start-up turns), and CI once saw one begin over
+        # 40 s after the other, which had run all of a 400-step job by then.
+        window_start, window_stop, steps = 3, 3000, 3010
         outcomes = []
         for run in range(SCANCEL_RUNS):
             with self.subTest(run=run):
@@ -446,7 +471,9 @@ class Sbatch(SlurmTestCase):
             self.assertEqual(agents, [], "nsys agent files left")
             last_begun = [read_progress(p)[-1] for p in progress]
             self.assertTrue(all(step < steps for step in last_begun),
-                            f"the job was not cancelled in the window: {last_begun}")
+                            f"the job was not cancelled in the window: {last_begun}\n"
+                            + describe_progress(progress) + "\njob output:\n"
+                            + self.job_output())
             reports = sorted(glob.glob(os.path.join(run_dir, "nodes", "*", "ray", "session_2*",
                                                     "logs", "nsight", "*.nsys-rep")))
             leftovers = glob.glob(os.path.join(run_dir, "nodes", "**", "*.qdstrm"),
@@ -467,8 +494,10 @@ class Sbatch(SlurmTestCase):
                 self.assertGreaterEqual(held[-1], begun_at_cancel[(0, 3).index(rank)] - 3,
                                         f"rank {rank}: {held}")
                 self.check_manifest(report, job_id, node, rank, local_rank)
+            firsts = [first_step_time(p) for p in progress]
             return (f"complete (job {job_id} over {ended_after:.1f} s after scancel, "
-                    f"steps held {held_steps})")
+                    f"steps held {held_steps}, ranks began "
+                    f"{abs(firsts[0] - firsts[1]):.1f} s apart)")
         finally:
             self.dir = saved
 

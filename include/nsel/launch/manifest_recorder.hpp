@@ -41,13 +41,15 @@ class ManifestRecorder {
  public:
   // `output` is nsys's -o value; `manifest` holds everything known before the start;
   // `report_output`, when set, is the -o form of the name the report gets once nsys has ended
-  // (nsys writes `output`).
+  // (nsys writes `output`). The program is looked for below `nsys` (the process nsel started as
+  // nsys, whatever it runs: a site's wrapper script of nsys is never the program), else below
+  // this process.
   ManifestRecorder(Manifest manifest, std::string output,
-                   std::optional<std::string> report_output = std::nullopt);
+                   std::optional<std::string> report_output = std::nullopt, pid_t nsys = 0);
   // For a profiled worker's plan: its worker, pattern, window and command, this process's
   // description (host, node IP, rank variables, nsel's pid, start time), the plan's -o value,
   // WorkerPlan::report_output, and the report's estimated size (to tell a full disk).
-  explicit ManifestRecorder(const WorkerPlan& plan);
+  explicit ManifestRecorder(const WorkerPlan& plan, pid_t nsys = 0);
   ~ManifestRecorder();
   ManifestRecorder(const ManifestRecorder&) = delete;
   ManifestRecorder& operator=(const ManifestRecorder&) = delete;
