@@ -442,7 +442,17 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
     };
     const bool taken_before = m.pid != 0 && !written_here(report) &&
                               !written_here(first_numbered) && fs::exists(report, ec);
-    if (m.pid != 0 && (written_here(report) || written_here(first_numbered))) {
+    const bool renamed = state_->report_output != state_->output;
+    if (m.pid != 0 && renamed && state_->claim_failed &&
+        (written_here(report) || written_here(first_numbered))) {
+      // Whole, but under nsys's hidden name: every name it may take was another file's.
+      const fs::path wanted = expand_report_path(state_->report_output, m.pid, state_->working_dir);
+      m.state = std::string(kManifestNameTaken);
+      m.reason = "every name the report may take (" + wanted.filename().string() +
+                 " and its -2 to -" + std::to_string(kReportNameVariants) +
+                 " variants) is another file's; the whole report stays under nsys's hidden name " +
+                 report.filename().string() + ", which 'nsel recover' renames once a name is free";
+    } else if (m.pid != 0 && (written_here(report) || written_here(first_numbered))) {
       m.state = std::string(kManifestComplete);
       m.reason = stop_timed_out ? timeout_text + "; the report may lack the last steps" : "";
     } else if (m.pid != 0 && fs::is_regular_file(qdstrm, ec)) {

@@ -42,6 +42,9 @@ nlohmann::ordered_json render_check_json(const RunCheck& check) {
   out["session"] = text_or_null(check.session);
   out["session_path"] = text_or_null(check.session_path.string());
   out["session_started"] = text_or_null(check.session_started);
+  out["session_chosen_by"] = check.session.empty()     ? nlohmann::json(nullptr)
+                             : check.session_is_latest ? nlohmann::json("session_latest")
+                                                       : nlohmann::json("newest_name");
   out["sessions"] = check.sessions;
   out["processes"] = check.processes;
   out["expected"] = check.expected ? Json(*check.expected) : Json(nullptr);
@@ -89,8 +92,10 @@ std::string render_check_text(const RunCheck& check, const std::vector<fs::path>
   const std::string started =
       check.session_started.empty() ? "" : ", started " + check.session_started;
   if (!check.session.empty()) {
-    out += formatted("Checking %s (the newest session under %s%s)\n", shown(check.session).c_str(),
-                     where.c_str(), started.c_str());
+    out += formatted(
+        "Checking %s (%s under %s%s)\n", shown(check.session).c_str(),
+        check.session_is_latest ? "the session session_latest points to" : "the newest session",
+        where.c_str(), started.c_str());
   } else {
     out += formatted("Checking %s\n", where.c_str());
   }
@@ -141,8 +146,9 @@ std::string render_check_text(const RunCheck& check, const std::vector<fs::path>
   if (check.reports.empty()) {
     if (!check.session.empty()) {
       out += formatted(
-          "Verdict: FAILED: the newest session, %s%s, left no report or manifest (an older "
-          "session is not judged in its place)%s\n",
+          "Verdict: FAILED: %s, %s%s, left no report or manifest (another session is not "
+          "judged in its place)%s\n",
+          check.session_is_latest ? "the current session" : "the newest session",
           shown(check.session).c_str(), started.c_str(), unread.c_str());
     } else {
       out += formatted("Verdict: FAILED: no report or manifest found under %s%s\n", where.c_str(),

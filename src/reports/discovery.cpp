@@ -323,6 +323,7 @@ class Walker {
     ::close(dir_fd);
     if (file_error != 0) note_unreadable(context, folder, file_error);
     std::sort(worker_processes.begin(), worker_processes.end());
+    drop_superseded_pending(manifests);
 
     std::set<std::string> stems;
     for (const auto& [stem, info] : reports) stems.insert(stem);
@@ -384,6 +385,22 @@ class Walker {
       }
       out_.reports.push_back(std::move(found));
     }
+  }
+
+  // A pending manifest whose launch (host, nsel pid, start time, worker) also left a manifest
+  // under its report's name is that launch's earlier state: a mirror keeps the copy it took
+  // before the program's pid was known (nsel sync never deletes), which is no process of its own.
+  static void drop_superseded_pending(
+      std::map<std::string, std::pair<Manifest, fs::path>>& manifests) {
+    std::set<std::tuple<std::string, long long, std::string, std::string>> claimed;
+    for (const auto& [stem, entry] : manifests) {
+      const Manifest& m = entry.first;
+      if (m.pid != 0) claimed.emplace(m.host, m.nsel_pid, m.start_time, m.worker);
+    }
+    std::erase_if(manifests, [&](const auto& item) {
+      const Manifest& m = item.second.first;
+      return m.pid == 0 && claimed.count({m.host, m.nsel_pid, m.start_time, m.worker}) > 0;
+    });
   }
 
   void read_manifest(const fs::path& path, const Context& context,

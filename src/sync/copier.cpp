@@ -2,10 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -68,6 +70,22 @@ int open_destination(const fs::path& base, const fs::path& destination, std::str
     fd = next;
   }
   return fd;
+}
+
+// Two syncs into one folder (an --every loop and a final sync, two nodes under one name) take
+// turns there, by an flock on the folder: both would write the same temporary names, and one
+// would remove or rename the other's half-written copy. A folder where flock does not work (some
+// network file systems) is copied into without turns, as before.
+constexpr std::chrono::seconds kFolderTurnWait{120};
+
+bool take_folder_turn(int folder) {
+  const auto deadline = std::chrono::steady_clock::now() + kFolderTurnWait;
+  while (::flock(folder, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 std::string partial_name(const std::string& name) {
@@ -174,6 +192,11 @@ void Mirror::visit(const FolderTask& task) {
   if (dst.fd < 0) {
     problem("cannot open " + task.destination.string() + ": " +
             (errno == ELOOP || errno == ENOTDIR ? kNotAFolder : std::strerror(errno)));
+    return;
+  }
+  if (!take_folder_turn(dst.fd)) {
+    problem("another sync has been copying into " + task.destination.string() + " for " +
+            std::to_string(kFolderTurnWait.count()) + " s; its files are left to the next pass");
     return;
   }
   ++stats_.folders;

@@ -301,14 +301,28 @@ RunCheck check_run(const CheckRequest& request) {
   out.sessions = found.sessions;
   out.expected = request.expect;
   std::vector<FoundReport> reports = std::move(found.reports);
-  // Without roots, "the run" is the newest session (Ray's names sort by their start time),
-  // whether it left reports or not: an older session is never judged in its place.
+  // Without roots, "the run" is the session Ray's session_latest points to, else the newest by
+  // name, whether it left reports or not: another session is never judged in its place. Names
+  // are local wall-clock times: after a clock that stepped back (a DST fall-back, a fast clock
+  // corrected, a container in another time zone) an older session may have the later name.
   if (request.roots.empty()) {
     const FoundSession* newest = nullptr;
+    const FoundSession* newest_by_name = nullptr;
     for (const FoundSession& session : found.session_folders) {
       if (!is_ray_session_name(session.name)) continue;  // a copied session_latest
-      if (newest == nullptr || session.name > newest->name) newest = &session;
+      if (newest_by_name == nullptr || session.name > newest_by_name->name) {
+        newest_by_name = &session;
+      }
+      std::error_code ec;
+      const fs::path latest = session.path.parent_path() / "session_latest";
+      if (fs::is_symlink(fs::symlink_status(latest, ec)) &&
+          fs::equivalent(latest, session.path, ec) &&
+          (newest == nullptr || session.name > newest->name)) {
+        newest = &session;
+      }
     }
+    out.session_is_latest = newest != nullptr;
+    if (newest == nullptr) newest = newest_by_name;
     if (newest != nullptr) {
       out.session = newest->name;
       out.session_path = newest->path;
@@ -326,6 +340,14 @@ RunCheck check_run(const CheckRequest& request) {
             found.session_folders.begin(), found.session_folders.end(),
             [&](const FoundSession& other) { return within(note.path, other.path); });
       });
+      // Discovery's note on a session_latest that is not the newest name says both were
+      // searched, as ls does; here only one is judged.
+      for (DiscoveryNote& note : out.notes) {
+        if (note.kind != "stale_session_latest" || newest_by_name == newest) continue;
+        note.message = "session_latest points to " + newest->name + ", not to the newest name " +
+                       newest_by_name->name + " (a clock that stepped back?); " + newest->name +
+                       ", the current run as Ray says, was judged, not " + newest_by_name->name;
+      }
       out.sessions = 1;
     }
   }

@@ -78,7 +78,13 @@ void check_report_folder(const WorkerRequest& request, const WorkerPlan& plan) {
     return {"--output-dir (not given: the working directory)", working_dir.string()};
   }();
   if (!fs::is_directory(folder, ec)) {
-    if (user_output) return;  // nsys says so itself, as before
+    if (user_output) {
+      // nsys creates no folder: it would write the report under a name of its own in /tmp.
+      throw Error(bad_value(source.first, source.second,
+                            "its output name 'o' puts the report in " + quote(folder.string()) +
+                                ", which is not an existing folder",
+                            "an output name 'o' in an existing folder (nsys creates none)"));
+    }
     throw Error(bad_value(source.first, source.second, "no such folder", "a writable folder"));
   }
   if (const std::string problem = cannot_write_in(folder); !problem.empty()) {

@@ -514,6 +514,42 @@ TEST(CheckCut, AStopInsideTheWindowsLastStepCutsThatStep) {
   fs::remove_all(root);
 }
 
+// Without ROOT, the session Ray's session_latest points to is the run, whatever its name says:
+// after a clock that stepped back (a DST fall-back) the current run has the older name. Its lost
+// capture fails the check, though a session with a later name is whole, and the note says which
+// one was judged and which was not.
+TEST_F(Reports, CheckWithoutRootJudgesTheSessionThatSessionLatestPointsTo) {
+  if (fs::exists("/tmp/ray")) GTEST_SKIP() << "/tmp/ray exists: its sessions would be checked";
+  const RealFiles& f = real_files();
+  const fs::path temp = make_temp_dir("check-latest");
+  const fs::path demo = temp / "nsel-demo";
+  const std::string current = "session_2026-10-25_02-30-00_000001_300";     // after the fall-back
+  const std::string later_name = "session_2026-10-25_02-45-00_000001_200";  // before it
+  place(f.qdstrm, demo / current / "logs" / "nsight" / "dtensor_policy_worker_2:4_4242.qdstrm");
+  place(f.report, demo / later_name / "logs" / "nsight" / f.report.filename());
+  place(f.manifest, demo / later_name / "logs" / "nsight" / f.manifest.filename());
+  fs::create_directory_symlink(demo / current, demo / "session_latest");
+  const auto r = run({kNsel, "check", "--json"}, {{"TMPDIR", temp.string()}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const json check = json::parse(r.out);
+  EXPECT_EQ(check["session"], current);
+  EXPECT_EQ(check["session_chosen_by"], "session_latest");
+  ASSERT_EQ(check["reports"].size(), 1u) << check.dump(2);
+  EXPECT_EQ(check["reports"][0]["verdict"], "qdstrm");
+  const auto text = run({kNsel, "check"}, {{"TMPDIR", temp.string()}});
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.out.find("Checking " + current + " (the session session_latest points to under"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(
+      text.out.find("note: session_latest points to " + current + ", not to the newest name " +
+                    later_name + " (a clock that stepped back?); " + current +
+                    ", the current run as Ray says, was judged, not " + later_name),
+      std::string::npos)
+      << text.out;
+  fs::remove_all(temp);
+}
+
 // Without ROOT, check judges the newest session and says when it began; one that left no
 // report fails, and an older one is never judged in its place.
 TEST_F(Reports, CheckWithoutRootNeverJudgesAnOlderSession) {

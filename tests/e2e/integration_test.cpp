@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -708,6 +709,30 @@ TEST(Exec, AFullReportFolderIsNamedAndTheCaptureFound) {
   fs::remove_all(dir);
 }
 
+namespace {
+
+// What nsel looks for in a capture nsys left in $TMPDIR (its end names the run's -o value and the
+// program's pid as "pid_<pid>_std..."), for a failure's message.
+std::string describe_left_capture(const fs::path& file) {
+  const std::string text = nsel::test::slurp(file);
+  const std::string tail = text.substr(text.size() > (256u << 10) ? text.size() - (256u << 10) : 0);
+  std::string said = "\nleft: " + file.string() + ", " + std::to_string(text.size()) +
+                     " bytes, modified " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        fs::last_write_time(file).time_since_epoch())
+                                        .count()) +
+                     " ms; its last 256 KiB name:";
+  for (std::size_t at = tail.find("pid_"); at != std::string::npos;
+       at = tail.find("pid_", at + 1)) {
+    said += " " + tail.substr(at, 16);
+  }
+  const std::size_t o = tail.find(".nsel");
+  said += o == std::string::npos ? " (no .nsel)" : " " + tail.substr(o > 60 ? o - 60 : 0, 100);
+  return said;
+}
+
+}  // namespace
+
 // The report's folder turns read-only while the program runs: nsel exec fails, says why, and
 // names where nsys left the capture ($TMPDIR), which holds the window. The manifest cannot be
 // updated in such a folder, so the line on stderr is the record.
@@ -742,10 +767,35 @@ TEST(Exec, AFolderTurnedReadOnlyDuringTheRunIsNamedAndTheCaptureFound) {
     if (name.starts_with("nsys-report-") && !name.ends_with(".sqlite")) left.push_back(file);
   }
   ASSERT_EQ(left.size(), 1u) << r.err;
-  EXPECT_NE(r.err.find("nsys left the capture in " + left[0].string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nsys left the capture in " + left[0].string()), std::string::npos)
+      << r.err << describe_left_capture(left[0]);
   if (left[0].extension() == ".nsys-rep") {
     EXPECT_EQ(exported_steps(left[0]), (std::vector<long long>{2, 3}));
   }
+  fs::remove_all(dir);
+}
+
+// A user's own output name 'o' in a folder that does not exist: nsys creates none and would
+// write the report under a name of its own in /tmp, so nothing starts (exit 2, one line).
+TEST(Exec, AUsersOwnOutputNameInAMissingFolderStopsTheWorkerBeforeItStarts) {
+  const fs::path dir = make_temp_dir("o-missing-folder");
+  const fs::path out = dir / "reports";
+  fs::create_directories(out);
+  auto env = selection("2:4");
+  env["NRL_NSYS_EXTRA_OPTIONS"] = R"({"o": "missing/sub/run_%p"})";
+  const auto r = run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+                      out.string(), "--capture", "nvtx", "--", kWorker, "--steps", "4", "--work-ms",
+                      "20", "--describe", (dir / "ran").string()},
+                     env);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err,
+            "nsel: error: NRL_NSYS_EXTRA_OPTIONS='{\"o\": \"missing/sub/run_%p\"}': its "
+            "output name 'o' puts the report in '" +
+                (out / "missing" / "sub").string() +
+                "', which is not an existing folder; expected an output name 'o' in an "
+                "existing folder (nsys creates none)\n");
+  EXPECT_FALSE(fs::exists(dir / "ran"));
+  EXPECT_TRUE(files_in(out).empty());
   fs::remove_all(dir);
 }
 

@@ -301,6 +301,38 @@ TEST_F(Recorder, ANameTakenAfterTheClaimKeepsTheHiddenNameAndTheOtherFileIsUntou
   EXPECT_EQ(done.state, "complete");
 }
 
+// Every name the report may take is another file's (small, predictable container pids and
+// restarts make that easy): the whole report stays under nsys's hidden name, and the manifest
+// says name_taken, names that file and how to name it, never "complete" and never a window not
+// reached. No other file is touched.
+TEST_F(Recorder, EveryNameTakenKeepsTheReportHiddenAndSaysNameTaken) {
+  Program program("printf new > \"$0/.w_$$.nselX.nsys-rep\"", dir_);
+  ASSERT_GT(program.pid, 0);
+  const std::string stem = "w_" + std::to_string(program.pid);
+  const fs::path wanted = dir_ / (stem + ".nsys-rep");
+  for (int k = 1; k <= nsel::kReportNameVariants; ++k) {
+    write_file(nsel::report_name_variant(wanted, k), "another's " + std::to_string(k));
+  }
+  nsel::ManifestRecorder recorder(sample_manifest(), (dir_ / ".w_%p.nselX").string(),
+                                  (dir_ / "w_%p").string());
+  ASSERT_EQ(program.finish(), 0);
+  EXPECT_EQ(recorder.finish(0), "name_taken");
+  const fs::path hidden = dir_ / ("." + stem + ".nselX.nsys-rep");
+  EXPECT_EQ(read_file(hidden), "new");
+  for (int k = 1; k <= nsel::kReportNameVariants; ++k) {
+    EXPECT_EQ(read_file(nsel::report_name_variant(wanted, k)), "another's " + std::to_string(k));
+  }
+  const nsel::Manifest done = manifest_at(recorder.path());
+  EXPECT_EQ(done.state, "name_taken");
+  EXPECT_EQ(done.report, hidden.string());
+  EXPECT_EQ(done.reason, "every name the report may take (" + stem +
+                             ".nsys-rep and its -2 to -99 variants) is another file's; the whole "
+                             "report stays under nsys's hidden name ." +
+                             stem +
+                             ".nselX.nsys-rep, which 'nsel recover' renames once a name "
+                             "is free");
+}
+
 // A program that ended before the watcher saw it: its pid comes from the one new report whose
 // name fits the -o value. Each end has its state and its reason.
 TEST_F(Recorder, EveryEndIsNamedWithItsStateAndReason) {

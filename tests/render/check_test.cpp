@@ -111,7 +111,7 @@ TEST(RenderCheck, NothingFoundNamesWhereAndWhatCouldNotBeRead) {
                 "  note: cannot read it\n"
                 "Verdict: FAILED: the newest session, session_" +
                 kHostileShown +
-                ", left no report or manifest (an older session is not judged in its place); "
+                ", left no report or manifest (another session is not judged in its place); "
                 "cannot read /runs/a/locked\n");
 }
 
@@ -133,7 +133,8 @@ TEST(RenderCheck, JsonHasTheSchemaFirstAndNamesExact) {
 TEST(RenderCheck, JsonOfAnEmptyCheckWhole) {
   EXPECT_EQ(nsel::render_check_json(RunCheck{}).dump(),
             R"({"schema":"nsel.check/1","nsel_check":1,"roots":[],"session":null,)"
-            R"("session_path":null,"session_started":null,"sessions":0,"processes":0,)"
+            R"("session_path":null,"session_started":null,"session_chosen_by":null,)"
+            R"("sessions":0,"processes":0,)"
             R"("expected":null,"never_started":0,"counts":{"ok":0,"never_started":0,)"
             R"("killed_before_window":0,"killed_in_window":0,"window_not_reached":0,)"
             R"("lost_steps":0,"empty":0,"writing":0,"qdstrm":0,"missing":0,"unreadable":0},)"

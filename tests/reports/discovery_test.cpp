@@ -203,6 +203,46 @@ TEST_F(Discover, AReportLeftUnderItsLaunchsHiddenNameIsNamedAndCanBeNamed) {
   EXPECT_TRUE(fs::exists(root / (".w_2:4_" + pid + ".nsel77-abcd.nsys-rep")));
 }
 
+// A mirror (nsel sync never deletes) keeps the copy of a launch's pending manifest it took before
+// the program's pid was known: that copy is the same launch as the manifest under the report's
+// name, never a second process "killed before it started". A pending manifest of another launch
+// (another nsel pid) still counts.
+TEST_F(Discover, APendingManifestCopiedBeforeItsLaunchClaimedItsNameIsThatLaunch) {
+  const fs::path root = dir_ / "root";
+  fs::create_directories(root);
+  nsel::Manifest m;
+  m.worker = "w";
+  m.step_window = "2:4";
+  m.step_start = 2;
+  m.step_stop = 4;
+  m.nsel_pid = 999999;  // a launcher that has ended, on this host
+  m.host = nsel::host_name();
+  m.start_time = "2026-12-02T05:00:00.000Z";
+  m.report = (root / "w_2:4_%p.nsys-rep").string();
+  std::ofstream(root / ".w-pending-999999-0a1b2c3d.nsel.json") << nsel::serialize_manifest(m);
+  nsel::Manifest claimed = m;
+  claimed.pid = 4242;
+  claimed.report = (root / "w_2:4_4242.nsys-rep").string();
+  claimed.state = "complete";
+  claimed.end_time = "2026-12-02T05:00:09.000Z";
+  claimed.exit_status = 0;
+  std::ofstream(root / "w_2:4_4242.nsel.json") << nsel::serialize_manifest(claimed);
+  report_at(root / "w_2:4_4242.nsys-rep");
+
+  const nsel::Discovery found = nsel::discover_reports({root.string()});
+  ASSERT_EQ(found.reports.size(), 1u);
+  EXPECT_EQ(found.reports[0].state, nsel::ReportState::complete) << found.reports[0].reason;
+
+  nsel::Manifest other = m;
+  other.nsel_pid = 999998;
+  std::ofstream(root / ".w-pending-999998-0a1b2c3e.nsel.json") << nsel::serialize_manifest(other);
+  const nsel::Discovery two = nsel::discover_reports({root.string()});
+  ASSERT_EQ(two.reports.size(), 2u);
+  EXPECT_EQ(two.reports[0].state == nsel::ReportState::missing ||
+                two.reports[1].state == nsel::ReportState::missing,
+            true);
+}
+
 namespace {
 
 const nsel::FoundReport& only(const nsel::Discovery& found, const std::string& file_name) {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -598,4 +599,47 @@ TEST_F(MirrorPass, ACopyNeverCarriesSetUserOrGroupIdBits) {
   ASSERT_EQ(::chmod((logs_ / "tool").c_str(), 06755), 0);
   clean_pass();
   EXPECT_EQ(lstat_of(mirrored_ / "tool").st_mode & 07777, 0755u);
+}
+
+// Two syncs into one destination at once (an --every loop and a final sync, or two nodes under
+// one name) take turns per folder: neither ever shows a half-written file under a real name, and
+// neither fails. (Without turns both wrote the same temporary name: one renamed the other's
+// half-written copy into place, and the other's rename failed with "No such file or directory".)
+TEST_F(MirrorPass, TwoSyncsIntoOneDestinationAtOnceNeverShowAHalfWrittenFile) {
+  constexpr std::size_t kSize = 48u << 20;
+  std::vector<std::string> problems_seen;
+  std::vector<std::uintmax_t> sizes_seen;
+  for (unsigned round = 0; round < 4; ++round) {
+    write_file(logs_ / "nsight" / kReport, pattern_bytes(kSize, 20 + round));
+    std::atomic<int> ready{0};
+    std::atomic<bool> copying{true};
+    std::vector<std::string> problems[2];
+    const auto one_sync = [&](int which) {
+      ++ready;
+      while (ready.load() < 2) std::this_thread::yield();
+      pass(&problems[which]);
+    };
+    // What a reader of the destination sees under the real name, as often as it can look.
+    std::thread reader([&] {
+      while (copying.load()) {
+        struct stat there {};
+        if (::stat((mirrored_ / "nsight" / kReport).c_str(), &there) == 0 &&
+            static_cast<std::uintmax_t>(there.st_size) != kSize) {
+          sizes_seen.push_back(static_cast<std::uintmax_t>(there.st_size));
+        }
+      }
+    });
+    std::thread first(one_sync, 0), second(one_sync, 1);
+    first.join();
+    second.join();
+    copying = false;
+    reader.join();
+    for (const auto& list : problems) {
+      problems_seen.insert(problems_seen.end(), list.begin(), list.end());
+    }
+    EXPECT_EQ(read_file(mirrored_ / "nsight" / kReport), pattern_bytes(kSize, 20 + round));
+  }
+  EXPECT_EQ(problems_seen, std::vector<std::string>{});
+  EXPECT_EQ(sizes_seen, std::vector<std::uintmax_t>{}) << "a half-written file had the real name";
+  EXPECT_EQ(tree(mirrored_ / "nsight"), std::vector<std::string>{kReport});
 }

@@ -78,6 +78,9 @@ struct RunCheck {
   std::string session;                 // the session checked when no root was given, else ""
   std::filesystem::path session_path;  // its folder
   std::string session_started;         // "2026-12-01 13:29:27" (from its name), or ""
+  // Why that session: Ray's session_latest points to it (the current run, whatever the clock
+  // said when the names were made), else it has the newest name.
+  bool session_is_latest = false;
   std::size_t sessions = 0;
   std::vector<CheckedReport> reports;  // in `nsel ls`'s order
   std::size_t processes = 0;           // distinct selected processes (one per manifest's process)
