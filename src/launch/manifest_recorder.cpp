@@ -266,8 +266,12 @@ struct ManifestRecorder::State {
       const std::streamoff size = in.tellg();
       in.seekg(std::max<std::streamoff>(0, size - kTail));
       const std::string tail{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      // nsel's own -o value holds this launch's tag, so it alone names the run. A user's own
+      // is checked against the pid too, which a compressed .nsys-rep may not hold as text
+      // (2023.4 wrote "pid_" and then a back-reference for the digits).
+      const bool own_output = report_output != output;
       if (tail.find(output) != std::string::npos &&
-          (manifest.pid == 0 || tail.find(pid_mark) != std::string::npos)) {
+          (own_output || manifest.pid == 0 || tail.find(pid_mark) != std::string::npos)) {
         return entry.path();
       }
     }

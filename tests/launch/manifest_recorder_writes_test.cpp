@@ -507,6 +507,25 @@ TEST_F(Recorder, TheCaptureNsysLeftInTmpdirIsRecordedWhenItIsThisRuns) {
       << m.reason;
 }
 
+// nsel's own -o value holds the launch's tag, so it alone names the run: 2023.4 compressed the
+// pid in "pid_<pid>_stdout" of a left .nsys-rep (a back-reference where the digits were), and
+// the capture went unnamed.
+TEST_F(Recorder, TheCaptureLeftUnderNselsOwnOutputNeedsNoPidAsText) {
+  Program program("exit 0", dir_);
+  ASSERT_GT(program.pid, 0);
+  nsel::ManifestRecorder recorder(sample_manifest(), (dir_ / ".w_%p.nsel7-0a1b2c3d").string(),
+                                  (dir_ / "w_%p").string());
+  ASSERT_TRUE(appears(dir_ / ("w_" + std::to_string(program.pid) + ".nsel.json")));
+  ASSERT_EQ(program.finish(), 0);
+  const fs::path left = temp_.path() / "tmp" / "nsys-report-e4f8.nsys-rep";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  write_file(left, std::string("capture --output=") + (dir_ / ".w_%p.nsel7-0a1b2c3d").string() +
+                       " ... pid_\x01\x02_stdout");
+  recorder.finish(0);
+  const nsel::Manifest m = manifest_at(recorder.path());
+  EXPECT_EQ(m.qdstrm, left.string()) << m.state << ": " << m.reason;
+}
+
 TEST_F(Recorder, ThePidUnknownAnyCaptureWithThisRunsOutputIsTaken) {
   nsel::ManifestRecorder recorder(sample_manifest(), output());
   const fs::path capture = temp_.path() / "tmp" / "nsys-report-1a2b.qdstrm";
