@@ -4,9 +4,11 @@
 // training: forward, backward, an all-reduce-like wait in which every rank waits for the slowest
 // (a real barrier between the processes, through files in a shared folder), then optimizer.
 #include <nvtx3/nvToolsExt.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -46,6 +48,23 @@ void describe(const std::string& path) {
   out << "pid=" << getpid() << "\nppid=" << getppid()
       << "\nparent_exe=" << (n > 0 ? std::string(parent, static_cast<size_t>(n)) : "") << "\n"
       << "ld_preload=" << (preload ? preload : "") << "\n";
+  // What the process inherited (umask, ignored and blocked signals, limits), as the kernel
+  // shows it, so that a test compares it with and without nsys.
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    for (const std::string field : {"Umask", "SigIgn", "SigBlk"}) {
+      if (!line.starts_with(field + ":")) continue;
+      const std::size_t value = line.find_first_not_of(" \t", field.size() + 1);
+      out << "inherited_" << field << "=" << line.substr(std::min(value, line.size())) << "\n";
+    }
+  }
+  for (int resource = 0; resource < RLIM_NLIMITS; ++resource) {
+    rlimit limit{};
+    if (getrlimit(static_cast<__rlimit_resource>(resource), &limit) == 0) {
+      out << "inherited_limit_" << resource << "=" << limit.rlim_cur << "/" << limit.rlim_max
+          << "\n";
+    }
+  }
 }
 
 // Every rank waits here until all `world` ranks have finished step `step`'s backward pass, as

@@ -16,6 +16,7 @@
 #include "nsel/core/manifest.hpp"
 #include "nsel/core/nsys_version.hpp"
 #include "nsel/core/values.hpp"
+#include "nsel/launch/as_started.hpp"
 #include "nsel/launch/manifest_recorder.hpp"
 #include "nsel/launch/nsys_check.hpp"
 #include "nsel/launch/supervisor.hpp"
@@ -216,9 +217,33 @@ int exit_code_after(int code, std::string_view state, const Manifest& manifest,
   return code == 0 ? kCaptureLostExitCode : code;
 }
 
+// nsys runs nsel's own step in place of the program: it gives the program what it would inherit
+// without nsys (nsys's umask 0000 and ignored signals) and becomes the program in the same
+// process. Where the step is not beside nsel, the program runs as nsys starts it, and that is said.
+std::vector<std::string> as_started(const std::vector<std::string>& command,
+                                    const std::vector<std::string>& program,
+                                    const InheritedState& inherited,
+                                    const std::function<void(const std::string&)>& tell) {
+  const std::string step =
+      (std::filesystem::path(self_executable()).parent_path() / kAsStartedProgram).string();
+  if (::access(step.c_str(), X_OK) != 0) {
+    tell("nsel: warning: " + quote(step) + " is missing (" + std::strerror(errno) +
+         "); the program runs with nsys's umask 0000 and ignored signals; reinstall nsel");
+    return command;
+  }
+  std::vector<std::string> stepped(command.begin(),
+                                   command.end() - static_cast<std::ptrdiff_t>(program.size()));
+  for (std::string& word : as_started_command(step, inherited, program)) {
+    stepped.push_back(std::move(word));
+  }
+  return stepped;
+}
+
 }  // namespace
 
 int run_worker(const WorkerRequest& request, const std::function<void(const std::string&)>& tell) {
+  // Taken before anything here changes it: what the program gets back under nsys.
+  const InheritedState inherited = inherited_state_now();
   const WorkerLaunch launch = decide_worker(request);
   if (!launch.profiled) {
     for (const std::string& line : launch.notices) tell(line);
@@ -276,7 +301,8 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
     environment.push_back(std::string(kStepRecordVariable) + "=" + step_record->string());
   }
   try {
-    const int code = run_profiled(plan.command, environment, supervision);
+    const int code = run_profiled(as_started(plan.command, launch.program, inherited, tell),
+                                  environment, supervision);
     remove_step_record();
     return code;
   } catch (...) {

@@ -775,6 +775,43 @@ TEST(Exec, AFolderTurnedReadOnlyDuringTheRunIsNamedAndTheCaptureFound) {
   fs::remove_all(dir);
 }
 
+// The program is not changed by being profiled: nsys starts it with umask 0000 and signals 32
+// and 33 ignored; under nsel exec (its step nsel-as-started) it gets what it gets unprofiled
+// (here a umask of 027, SIGHUP ignored and a lower soft limit of open files, as a job script may
+// set them).
+TEST(Exec, AProfiledProgramInheritsWhatItWouldUnprofiled) {
+  const fs::path dir = make_temp_dir("inherited");
+  std::map<std::string, std::string> seen[2];
+  for (int profiled = 0; profiled < 2; ++profiled) {
+    const fs::path describe = dir / ("describe." + std::to_string(profiled));
+    auto env = selection("2:4");
+    env["NSEL_CAPTURE"] = "nvtx";
+    const auto r =
+        run({"/bin/sh", "-c", "umask 027; trap '' HUP; ulimit -S -n 512; exec \"$@\"", "sh", kNsel,
+             "exec", "--worker", profiled ? "dtensor_policy_worker" : "vllm_generation_worker",
+             "--output-dir", (dir / "reports").string(), "--", kWorker, "--steps", "4", "--work-ms",
+             "10", "--describe", describe.string()},
+            env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const auto& [key, value] : read_description(describe)) {
+      if (key.starts_with("inherited_")) seen[profiled][key] = value;
+    }
+  }
+  // Signals 32 and 33 are glibc's own, and nsys's injection takes one for itself inside the
+  // program: they are left out of the comparison.
+  for (auto& one : seen) {
+    one["inherited_SigIgn"] =
+        std::to_string(std::stoull(one["inherited_SigIgn"], nullptr, 16) & ~0x180000000ull);
+  }
+  EXPECT_EQ(seen[0]["inherited_Umask"], "0027");
+  EXPECT_EQ(seen[0]["inherited_SigIgn"], "1");                   // SIGHUP
+  EXPECT_EQ(seen[0]["inherited_limit_7"].substr(0, 4), "512/");  // RLIMIT_NOFILE
+  EXPECT_EQ(seen[1], seen[0]);
+  // It ran under nsys indeed.
+  EXPECT_EQ(files_in(dir / "reports").size(), 2u);  // the report and its manifest
+  fs::remove_all(dir);
+}
+
 // A user's own output name 'o' in a folder that does not exist: nsys creates none and would
 // write the report under a name of its own in /tmp, so nothing starts (exit 2, one line).
 TEST(Exec, AUsersOwnOutputNameInAMissingFolderStopsTheWorkerBeforeItStarts) {
