@@ -8,14 +8,16 @@
 #   NSYS_BIN=/opt/nsight-systems-2023.4/usr/bin bash scripts/startup-stress.sh 50 8
 #
 # NSEL (default build/bin/nsel) and WORKER (default build/bin/nsel-example-worker) name the
-# programs; KEEP=1 keeps the scratch folder. Exit 1 when any program did not run or any window
-# left no complete report.
+# programs, WORKER_NAME the worker (default dtensor_policy_worker; '.hidden_worker' tries a
+# dot-named one, whose reports are hidden files); KEEP=1 keeps the scratch folder. Exit 1 when
+# any program did not run or any window left no complete report.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-10}
 ranks=${2:-8}
 nsel=$(realpath "${NSEL:-build/bin/nsel}")
 worker=$(realpath "${WORKER:-build/bin/nsel-example-worker}")
+name=${WORKER_NAME:-dtensor_policy_worker}
 [ -n "${NSYS_BIN:-}" ] && export PATH="$NSYS_BIN:$PATH"
 case $rounds$ranks in *[!0-9]*)
   echo "startup-stress: ROUNDS='$rounds' RANKS='$ranks': expected whole numbers" >&2
@@ -24,15 +26,15 @@ case $rounds$ranks in *[!0-9]*)
 esac
 scratch=$(mktemp -d /tmp/nsel-stress.XXXXXX)
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$scratch"' EXIT
-echo "startup-stress: $rounds rounds of $ranks ranks, $(nsys --version 2>&1 | head -1)"
+echo "startup-stress: $rounds rounds of $ranks ranks of '$name', $(nsys --version 2>&1 | head -1)"
 ran=0 complete=0 failures=0
 for ((round = 1; round <= rounds; round++)); do
   dir=$scratch/round$round
   mkdir -p "$dir/reports"
   pids=()
   for ((rank = 0; rank < ranks; rank++)); do
-    NRL_NSYS_WORKER_PATTERNS='*policy*' NRL_NSYS_PROFILE_STEP_RANGE=2:4 RANK=$rank \
-      "$nsel" exec --worker dtensor_policy_worker --output-dir "$dir/reports" -- \
+    NRL_NSYS_WORKER_PATTERNS=$name NRL_NSYS_PROFILE_STEP_RANGE=2:4 RANK=$rank \
+      "$nsel" exec --worker "$name" --output-dir "$dir/reports" -- \
       "$worker" --steps 5 --work-ms 50 --describe "$dir/describe.$rank" \
       >"$dir/out.$rank" 2>&1 &
     pids+=($!)
@@ -45,7 +47,7 @@ for ((round = 1; round <= rounds; round++)); do
     program_ran=0 report_ok=0
     [ -s "$dir/describe.$rank" ] && program_ran=1
     pid=$(sed -n 's/^pid=//p' "$dir/describe.$rank" 2>/dev/null)
-    manifest=$dir/reports/dtensor_policy_worker_2:4_$pid.nsel.json
+    manifest=$dir/reports/${name}_2:4_$pid.nsel.json
     if [ -n "$pid" ] && [ -s "${manifest%.nsel.json}.nsys-rep" ] &&
       grep -q '"state": *"complete"' "$manifest" 2>/dev/null; then
       report_ok=1
@@ -56,7 +58,7 @@ for ((round = 1; round <= rounds; round++)); do
       failures=$((failures + 1))
       echo "round $round rank $rank: nsel exit $(cat "$dir/rc.$rank"), program ran: $program_ran," \
         "report complete: $report_ok"
-      for m in "$dir"/reports/*.nsel.json; do
+      for m in "$dir"/reports/*.nsel.json "$dir"/reports/.*.nsel.json; do
         [ -e "$m" ] || continue
         grep -q "\"RANK\": *\"$rank\"" "$m" && grep -E '"(state|reason)"' "$m" | sed 's/^/    /'
       done

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -192,6 +194,31 @@ std::string report_fingerprint(const fs::path& report) {
          "\n";
 }
 
+namespace {
+
+// Whether a failed export failed for want of space: nsys (SQLite) says so, or the folder it
+// wrote in has less room left than the report's size (an export is larger than its report).
+bool export_lacked_space(const fs::path& folder, std::uintmax_t report_bytes,
+                         const std::string& said) {
+  for (std::string_view sign : {"disk is full", "No space left", "SQLITE_FULL", "Disk quota"}) {
+    if (said.find(sign) != std::string::npos) return true;
+  }
+  struct statvfs room {};
+  return ::statvfs(folder.c_str(), &room) == 0 &&
+         static_cast<std::uintmax_t>(room.f_bavail) * room.f_frsize < report_bytes;
+}
+
+std::string free_space_text(const fs::path& folder) {
+  struct statvfs room {};
+  if (::statvfs(folder.c_str(), &room) != 0) return "its free space unknown";
+  const double kib = static_cast<double>(room.f_bavail) * room.f_frsize / 1024.0;
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f KiB free", kib);
+  return text;
+}
+
+}  // namespace
+
 ExportResult ensure_export(const fs::path& report, const ExportSettings& settings) {
   if (report.extension() == ".sqlite") return {report, false};
   std::error_code ec;
@@ -203,21 +230,30 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
                 1);
   }
   const fs::path folder = report.has_parent_path() ? report.parent_path() : fs::path(".");
-  const bool in_cache = !folder_allows_writing(folder);
-  if (in_cache) prepare_export_cache(settings.cache_dir);
-  const fs::path base =
-      in_cache ? settings.cache_dir / (report.stem().string() + "-" +
-                                       hex_hash(fs::weakly_canonical(report, ec).string()))
-               : folder / report.stem();
   const std::string fingerprint = report_fingerprint(report);
+  const auto base_in = [&](bool in_cache) {
+    return in_cache ? settings.cache_dir / (report.stem().string() + "-" +
+                                            hex_hash(fs::weakly_canonical(report, ec).string()))
+                    : folder / report.stem();
+  };
   // A full export (ours from an nsys without --tables, or the user's own) or one of only the
   // tables nsel reads, whichever is there: used only when complete (a failed nsys export, ours
   // never, others' may, can leave a partial database under the final name) and made from this
   // very report (export_stands_for).
-  const fs::path full_target = fs::path(base.string() + ".sqlite");
-  const fs::path tables_target = fs::path(base.string() + std::string(kTablesExportSuffix));
-  for (const fs::path& existing : {full_target, tables_target}) {
-    if (export_stands_for(existing, report, fingerprint, in_cache)) return {existing, false};
+  const auto existing_in = [&](bool in_cache) -> std::optional<fs::path> {
+    const fs::path base = base_in(in_cache);
+    for (const fs::path& existing : {fs::path(base.string() + ".sqlite"),
+                                     fs::path(base.string() + std::string(kTablesExportSuffix))}) {
+      if (export_stands_for(existing, report, fingerprint, in_cache)) return existing;
+    }
+    return std::nullopt;
+  };
+  bool in_cache = !folder_allows_writing(folder);
+  if (in_cache) prepare_export_cache(settings.cache_dir);
+  if (const auto existing = existing_in(in_cache)) return {*existing, false};
+  // One made in the cache because the report's folder was full.
+  if (!in_cache && fs::is_directory(settings.cache_dir, ec)) {
+    if (const auto cached = existing_in(true)) return {*cached, false};
   }
   const auto [nsys, nsys_version] = nsys_for(report, settings);
   // Where nsys can export chosen tables (2023.4), only those nsel reads: 3.6x faster on the SC22
@@ -225,62 +261,91 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
   // report, which reuses <stem>.sqlite, never meets an export lacking its tables.
   const auto version = parse_nsys_version(nsys_version);
   const bool only_tables = version && nsys_behaviour(*version).export_tables;
-  const fs::path target = only_tables ? tables_target : full_target;
-  // One temporary per target and process is enough: the reports a run exports are distinct
-  // files, so no two of its threads ever write the same target. Its name is hidden and does not
-  // end in .sqlite, so no finder takes it for a report.
-  const fs::path temporary = temporary_sibling(target);
   if (settings.exporting) settings.exporting(report);
-  std::vector<std::string> command = {
-      nsys,   "export",   "--type",          "sqlite", "--force-overwrite",
-      "true", "--output", temporary.string()};
-  if (only_tables) {
-    std::string tables = "--tables=";
-    for (std::string_view table : kExportedTables) tables += std::string(table) + ",";
-    for (std::string_view table : kExportMetadataTables) tables += std::string(table) + ",";
-    tables.pop_back();
-    command.push_back(tables);
+  while (true) {
+    const fs::path base = base_in(in_cache);
+    const fs::path target =
+        fs::path(base.string() + (only_tables ? std::string(kTablesExportSuffix) : ".sqlite"));
+    const fs::path kept_log = fs::path(base.string() + std::string(kExportLogSuffix));
+    // One temporary per target and process is enough: the reports a run exports are distinct
+    // files, so no two of its threads ever write the same target. Its name is hidden and does
+    // not end in .sqlite, so no finder takes it for a report.
+    const fs::path temporary = temporary_sibling(target);
+    std::vector<std::string> command = {
+        nsys,   "export",   "--type",          "sqlite", "--force-overwrite",
+        "true", "--output", temporary.string()};
+    if (only_tables) {
+      std::string tables = "--tables=";
+      for (std::string_view table : kExportedTables) tables += std::string(table) + ",";
+      for (std::string_view table : kExportMetadataTables) tables += std::string(table) + ",";
+      tables.pop_back();
+      command.push_back(tables);
+    }
+    command.push_back(report.string());
+    // nsys's own lines (its progress bar, "Generating ...") go to a log, never to nsel's
+    // output: shown with -v, and kept beside the export when nsys fails. Hidden while nsys
+    // writes it.
+    const fs::path log = fs::path(temporary.string() + ".log");
+    fs::remove(log, ec);  // anything planted there (a link) is not written through
+    int code = 0;
+    std::string said;
+    {
+      // A stop signal (StopCleanup, set up by the caller) ends nsys and removes its output.
+      const RemovedOnStop remove_on_stop(temporary);
+      const RemovedOnStop remove_log_on_stop(log);
+      code = run_quietly_stoppable(command, log);
+      said = read_small_file(log).value_or("");
+    }
+    if (settings.nsys_output) settings.nsys_output(report, said);
+    if (code != 0 || !is_complete_export(temporary)) {
+      fs::remove(temporary, ec);
+      const fs::path written_in = target.parent_path();
+      if (export_lacked_space(written_in, size, said)) {
+        fs::remove(log, ec);
+        // The report's folder is full: the private cache may have room.
+        if (!in_cache) {
+          try {
+            prepare_export_cache(settings.cache_dir);
+            in_cache = true;
+            continue;
+          } catch (const Error&) {
+          }
+        }
+        throw ExportNoSpace(
+            quote(report.string()) + ": not exported for want of space: " +
+                quote(written_in.string()) + " has " + free_space_text(written_in) +
+                ", less than its export needs (" + std::to_string(size / 1024) +
+                " KiB report); the report itself was not judged: free space "
+                "there, or give the export another folder (report --cache-dir, or XDG_CACHE_HOME)",
+            1);
+      }
+      std::error_code kept;
+      fs::rename(log, kept_log, kept);  // a rename replaces a link there, never follows it
+      if (kept) fs::remove(log, ec);
+      const std::string last = last_output_line(said);
+      throw Error(quote(report.string()) + ": not a readable Nsight Systems report (nsys " +
+                      nsys_version + " export " +
+                      (code != 0 ? "exited with " + std::to_string(code)
+                                 : std::string("left no complete export")) +
+                      (last.empty() ? "" : ": " + quote(terminal_text(last, 300))) +
+                      (kept ? "" : "; its output: " + quote(kept_log.string())) + ")",
+                  1);
+    }
+    fs::remove(log, ec);
+    fs::remove(kept_log, ec);  // a failure's log, now answered
+    try {
+      commit_file(temporary, target);
+    } catch (const Error& e) {
+      throw Error(quote(report.string()) + ": " + e.what(), 1);
+    }
+    // After the export, never before: a record left without its export (a crash between the
+    // two) would vouch for an older one. Without the record the export is merely made again.
+    try {
+      write_file_atomically(source_record(target), fingerprint);
+    } catch (const std::exception&) {
+    }
+    return {target, true};
   }
-  command.push_back(report.string());
-  // nsys's own lines (its progress bar, "Generating ...") go to a log, never to nsel's output:
-  // shown with -v, and kept beside the export when nsys fails. Hidden while nsys writes it.
-  const fs::path log = fs::path(temporary.string() + ".log");
-  const fs::path kept_log = fs::path(base.string() + std::string(kExportLogSuffix));
-  fs::remove(log, ec);  // anything planted there (a link) is not written through
-  // A stop signal (StopCleanup, set up by the caller) ends nsys and removes its output.
-  const RemovedOnStop remove_on_stop(temporary);
-  const RemovedOnStop remove_log_on_stop(log);
-  const int code = run_quietly_stoppable(command, log);
-  const std::string said = read_small_file(log).value_or("");
-  if (settings.nsys_output) settings.nsys_output(report, said);
-  if (code != 0 || !is_complete_export(temporary)) {
-    fs::remove(temporary, ec);
-    std::error_code kept;
-    fs::rename(log, kept_log, kept);  // a rename replaces a link there, never follows it
-    if (kept) fs::remove(log, ec);
-    const std::string last = last_output_line(said);
-    throw Error(quote(report.string()) + ": not a readable Nsight Systems report (nsys " +
-                    nsys_version + " export " +
-                    (code != 0 ? "exited with " + std::to_string(code)
-                               : std::string("left no complete export")) +
-                    (last.empty() ? "" : ": " + quote(terminal_text(last, 300))) +
-                    (kept ? "" : "; its output: " + quote(kept_log.string())) + ")",
-                1);
-  }
-  fs::remove(log, ec);
-  fs::remove(kept_log, ec);  // a failure's log, now answered
-  try {
-    commit_file(temporary, target);
-  } catch (const Error& e) {
-    throw Error(quote(report.string()) + ": " + e.what(), 1);
-  }
-  // After the export, never before: a record left without its export (a crash between the two)
-  // would vouch for an older one. Without the record the export is merely made again next time.
-  try {
-    write_file_atomically(source_record(target), fingerprint);
-  } catch (const std::exception&) {
-  }
-  return {target, true};
 }
 
 }  // namespace nsel

@@ -43,6 +43,7 @@ Action add_check(CLI::App& app) {
       "  qdstrm                only a .qdstrm left: 'nsel recover' turns it into a report\n"
       "  missing               nsys wrote no report for another reason (exit status given)\n"
       "  unreadable            nsys cannot export the report\n"
+      "  not_exported          no room to export it: its steps were not read (it may be fine)\n"
       "Complete reports are exported once (cached, as 'nsel report' does) to read their\n"
       "'step <n>' NVTX ranges; --files-only skips that (names and sizes only, as 'nsel ls').\n"
       "Exit status: 0 all ok (and --expect processes found); 1 any missing or wrong, a folder\n"

@@ -71,6 +71,7 @@ Action add_recover(CLI::App& app) {
     // The .qdstrm a manifest says nsys left elsewhere ($TMPDIR), for the report it names.
     std::map<fs::path, fs::path> report_for;
     int unnamed_failed = 0;
+    int refused = 0;  // manifests whose paths are not followed
     bool any_unnamed = false;
     for (const FoundReport& r : found.reports) {
       if (r.state == ReportState::qdstrm && r.qdstrm) leftovers.push_back(*r.qdstrm);
@@ -79,6 +80,12 @@ Action add_recover(CLI::App& app) {
         const std::optional<std::string> text =
             read_capped_file(*r.manifest, kManifestReadCap).text;
         const Manifest m = parse_manifest(text.value_or(""), r.manifest->string());
+        if (const auto problem = manifest_paths_problem(*r.manifest, m)) {
+          ++refused;
+          std::fputs(render_recover_file_text(*r.manifest, "left as is: it " + *problem).c_str(),
+                     stdout);
+          continue;
+        }
         std::error_code ec;
         // A report nsys wrote under its launch's hidden name, its launcher killed before it
         // could give the report its own name: renamed, nothing to convert.
@@ -100,8 +107,10 @@ Action add_recover(CLI::App& app) {
       }
     }
     if (leftovers.empty()) {
-      if (!any_unnamed) std::fputs(render_recover_nothing_text().c_str(), stdout);
-      return unnamed_failed > 0 ? 1 : 0;
+      if (!any_unnamed && refused == 0) {
+        std::fputs(render_recover_nothing_text().c_str(), stdout);
+      }
+      return unnamed_failed + refused > 0 ? 1 : 0;
     }
     const std::string path = environment_variable("PATH").value_or("");
     std::vector<NsysInstall> installs;
@@ -132,7 +141,7 @@ Action add_recover(CLI::App& app) {
     }
     std::fputs(render_recover_summary_text(leftovers.size() - failed, failed, used).c_str(),
                stdout);
-    return failed + unnamed_failed == 0 ? 0 : 1;
+    return failed + unnamed_failed + refused == 0 ? 0 : 1;
   };
 }
 

@@ -2,39 +2,19 @@
 
 #include <cstdio>
 
+#include "nsel/core/terminal_text.hpp"
+
 namespace nsel {
 
 std::string quote(std::string_view value) {
-  std::string out = "'";
-  for (unsigned char c : value) {
-    switch (c) {
-      case '\'':
-        out += "\\'";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char hex[8];
-          std::snprintf(hex, sizeof hex, "\\x%02x", c);
-          out += hex;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
+  std::string escaped;
+  escaped.reserve(value.size());
+  for (char c : value) {
+    if (c == '\'' || c == '\\') escaped += '\\';
+    escaped += c;
   }
-  out += "'";
-  return out;
+  // Controls, C0 and C1 alike, by the one rule every terminal text follows.
+  return "'" + terminal_text(escaped) + "'";
 }
 
 std::string bad_value(std::string_view source, std::string_view value, std::string_view problem,

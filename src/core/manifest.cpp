@@ -93,6 +93,8 @@ std::string serialize_manifest(const Manifest& m) {
   json["nsel_pid"] = m.nsel_pid;
   json["host"] = m.host;
   json["node_ip"] = m.node_ip;
+  json["pid_namespace"] = m.pid_namespace ? Json(*m.pid_namespace) : Json(nullptr);
+  json["boot_id"] = optional_json(m.boot_id);
   Json ranks = Json::object();
   for (const auto& [name, value] : m.rank_variables) ranks[name] = value;
   json["rank_variables"] = ranks;
@@ -140,6 +142,11 @@ Manifest parse_manifest(std::string_view text, std::string_view source) {
   m.nsel_pid = integer_field(json, "nsel_pid", source);
   m.host = string_field(json, "host", source, false);
   m.node_ip = string_field(json, "node_ip", source, false);
+  if (const auto ns = json.find("pid_namespace"); ns != json.end() && !ns->is_null()) {
+    if (!ns->is_number_unsigned()) bad_manifest(source, "\"pid_namespace\" is not an inode number");
+    m.pid_namespace = ns->get<unsigned long long>();
+  }
+  m.boot_id = optional_string_field(json, "boot_id", source);
   if (const auto ranks = json.find("rank_variables"); ranks != json.end() && !ranks->is_null()) {
     if (!ranks->is_object()) bad_manifest(source, "\"rank_variables\" is not an object");
     for (const auto& [name, value] : ranks->items()) {

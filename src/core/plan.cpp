@@ -1,4 +1,5 @@
 #include "nsel/core/plan.hpp"
+#include "nsel/core/terminal_text.hpp"
 
 #include <algorithm>
 
@@ -153,8 +154,9 @@ NsysOptions user_options(const ProfileSettings& settings) {
 }  // namespace
 
 std::string WorkerPlan::log_line() const {
-  return "Nsight profiling enabled for worker '" + worker + "' (matched pattern '" +
-         pattern.value_or("") + "')";
+  // The contract's words; a control character in a name is shown escaped, never sent raw.
+  return "Nsight profiling enabled for worker '" + terminal_text(worker) + "' (matched pattern '" +
+         terminal_text(pattern.value_or("")) + "')";
 }
 
 WorkerPlan select_worker(const ProfileSettings& settings, const PlanRequest& request) {

@@ -25,6 +25,7 @@
 #include "nsel/core/values.hpp"
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/host.hpp"
+#include "nsel/sys/proc.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -369,11 +370,13 @@ ManifestRecorder::ManifestRecorder(Manifest manifest, std::string output,
 namespace {
 
 // A manifest's worker-independent fields from this process: host, node IP, the rank variables
-// of its environment, nsel_pid and the start time.
+// of its environment, nsel_pid, its PID namespace and boot, and the start time.
 void describe_this_process(Manifest& manifest) {
   manifest.host = host_name();
   manifest.node_ip = node_ip_address();
   manifest.nsel_pid = getpid();
+  manifest.pid_namespace = own_pid_namespace();
+  manifest.boot_id = kernel_boot_id();
   for (std::string_view name : rank_variable_names()) {
     if (const char* value = std::getenv(std::string(name).c_str())) {
       manifest.rank_variables[std::string(name)] = value;

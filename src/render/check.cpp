@@ -26,7 +26,8 @@ constexpr Verdict kAllVerdicts[] = {Verdict::ok,
                                     Verdict::writing,
                                     Verdict::qdstrm,
                                     Verdict::missing,
-                                    Verdict::unreadable};
+                                    Verdict::unreadable,
+                                    Verdict::not_exported};
 
 Json text_or_null(const std::string& text) {
   return text.empty() ? Json(nullptr) : Json(text);

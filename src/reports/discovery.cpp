@@ -20,6 +20,7 @@
 #include "nsel/core/manifest.hpp"
 #include "nsel/reports/layout.hpp"
 #include "nsel/sys/files.hpp"
+#include "nsel/sys/proc.hpp"
 #include "reports/identify.hpp"
 
 namespace nsel {
@@ -426,10 +427,40 @@ class Walker {
   }
 
   // Whether the process a manifest names still runs. Only this host can tell; elsewhere the
-  // manifest's word is taken.
-  bool alive(const Manifest& m) const {
-    if (m.host != options_.local_host) return true;
-    return process_alive(m.nsel_pid) || process_alive(m.pid);
+  // manifest's word is taken. A writer in another PID namespace of this host (a container that
+  // shares the host's name) is looked for by its namespace and its ids there; where that
+  // namespace cannot be seen into, nobody here can tell, and it may still run.
+  bool alive(const Manifest& m) const { return liveness(m) != Liveness::gone; }
+
+  enum class Liveness { alive, gone, unknown };
+
+  Liveness liveness(const Manifest& m) const {
+    if (m.host != options_.local_host) return Liveness::unknown;
+    if (m.boot_id && own_boot_id_ && *m.boot_id != *own_boot_id_) return Liveness::unknown;
+    if (!m.pid_namespace || !own_namespace_ || *m.pid_namespace == *own_namespace_) {
+      return process_alive(m.nsel_pid) || process_alive(m.pid) ? Liveness::alive : Liveness::gone;
+    }
+    if (!namespaces_) namespaces_ = read_namespace_processes();
+    const auto ns = namespaces_->pids.find(*m.pid_namespace);
+    if (ns != namespaces_->pids.end() &&
+        (ns->second.count(m.nsel_pid) > 0 || (m.pid != 0 && ns->second.count(m.pid) > 0))) {
+      return Liveness::alive;
+    }
+    // Every process of a namespace we see into is ours to see, and from the host's own
+    // namespace every namespace of the machine is: not there means ended.
+    const bool sees_all = ns != namespaces_->pids.end() || *own_namespace_ == kInitialPidNamespace;
+    return sees_all && namespaces_->complete ? Liveness::gone : Liveness::unknown;
+  }
+
+  // Why a writer that may still run cannot be told from here, for the reason shown.
+  std::string unknown_liveness_note(const Manifest& m) const {
+    if (m.host != options_.local_host) return "";
+    if (m.boot_id && own_boot_id_ && *m.boot_id != *own_boot_id_) {
+      return "; it ran under another boot of " + quote(m.host) +
+             " (or on another machine of that name), so nobody here can tell whether it runs";
+    }
+    return "; it runs in another PID namespace of this host (a container), which this process "
+           "cannot see into, so nobody here can tell whether it still runs";
   }
 
   void classify_report(FoundReport& found, const Manifest* m, const FileInfo* qdstrm,
@@ -480,10 +511,12 @@ class Walker {
     // process id stands for itself.
     found.path = m.pid != 0 ? folder / fs::path(m.report).filename() : *found.manifest;
     if (m.state == kManifestRunning) {
-      if (alive(m)) {
+      const Liveness live = liveness(m);
+      if (live != Liveness::gone) {
         found.state = ReportState::running;
         found.reason = m.pid == 0 ? "starting: the program's process id is not known yet"
                                   : "the profiled process is running; no report yet";
+        if (live == Liveness::unknown) found.reason += unknown_liveness_note(m);
       } else {
         found.state = ReportState::missing;
         found.reason = "nsel exec (pid " + std::to_string(m.nsel_pid) +
@@ -501,6 +534,9 @@ class Walker {
 
   const DiscoveryOptions& options_;
   Discovery& out_;
+  const std::optional<unsigned long long> own_namespace_ = own_pid_namespace();
+  const std::optional<std::string> own_boot_id_ = kernel_boot_id();
+  mutable std::optional<NamespaceProcesses> namespaces_;  // read once, when first needed
 };
 
 // A report reached by a link and by its own name (or by two links) is one report: the one under

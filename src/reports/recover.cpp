@@ -210,4 +210,43 @@ Naming name_unnamed_report(const Manifest& manifest) {
   return out;
 }
 
+std::optional<std::string> manifest_paths_problem(const fs::path& manifest_path,
+                                                  const Manifest& manifest) {
+  struct stat own {};
+  if (::lstat(manifest_path.c_str(), &own) != 0) {
+    return std::string("cannot be looked at: ") + std::strerror(errno);
+  }
+  if (own.st_uid != ::geteuid()) {
+    return "is another user's (uid " + std::to_string(own.st_uid) +
+           "): the files it names are not followed";
+  }
+  const fs::path folder =
+      manifest_path.has_parent_path() ? manifest_path.parent_path() : fs::path(".");
+  const auto in_own_folder = [&](const fs::path& file) {
+    std::error_code ec;
+    const fs::path parent = file.has_parent_path() ? file.parent_path() : fs::path(".");
+    return fs::equivalent(parent, folder, ec) && !ec;
+  };
+  if (!manifest.report.empty()) {
+    const fs::path report(manifest.report);
+    if (!report.filename().string().ends_with(".nsys-rep") || !in_own_folder(report)) {
+      return "names " + quote(manifest.report) +
+             " as its report, which is not a .nsys-rep in its own folder: not followed";
+    }
+  }
+  if (const auto hidden = unnamed_report_of(manifest); hidden && !in_own_folder(*hidden)) {
+    return "names " + quote(hidden->string()) +
+           " as its launch's output, outside its own folder: not followed";
+  }
+  if (manifest.qdstrm) {
+    struct stat left {};
+    if (::lstat(manifest.qdstrm->c_str(), &left) == 0 &&
+        (!S_ISREG(left.st_mode) || left.st_uid != ::geteuid())) {
+      return "names " + quote(*manifest.qdstrm) +
+             " as its capture, which is not a file of yours: not followed";
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace nsel

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -74,6 +75,32 @@ std::optional<std::string> write_and_rename(const fs::path& path, std::string_vi
   return rename_over(temporary, path);
 }
 
+// /dev/null, /dev/zero and /dev/full (memory devices 1:3, 1:5, 1:7) and terminals (majors 4 and
+// 5, and 136-143 for pseudo-terminals): written to as a shell's '>' would, and no harm done.
+// Any other device is never even opened (opening one may act: a tape rewinds).
+bool harmless_character_device(const struct stat& info) {
+  const unsigned kind = major(info.st_rdev);
+  if (kind == 1) {
+    const unsigned which = minor(info.st_rdev);
+    return which == 3 || which == 5 || which == 7;
+  }
+  return kind == 4 || kind == 5 || (kind >= 136 && kind <= 143);
+}
+
+// As the kernel's protected_symlinks does: a link in a folder anybody may write, made by another
+// user than this one and the folder's owner, is not followed (another user's link is how a
+// co-tenant points an output at a file or a device of ours).
+std::optional<std::string> refused_output_link(const fs::path& path) {
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return std::nullopt;
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  struct stat dir {};
+  if (::stat(folder.c_str(), &dir) != 0 || (dir.st_mode & S_IWOTH) == 0) return std::nullopt;
+  if (link.st_uid == ::geteuid() || link.st_uid == dir.st_uid) return std::nullopt;
+  return "it is a link made by another user (uid " + std::to_string(link.st_uid) +
+         ") in a folder anybody may write: not followed";
+}
+
 // An output path that names a device, a FIFO or a socket (--html /dev/stdout, a named pipe) is
 // written in place, as a shell's '>' would: renaming a new file over it would replace the node
 // itself, and for /dev/full would lose the very failure the user asked to see. A FIFO without a
@@ -81,9 +108,19 @@ std::optional<std::string> write_and_rename(const fs::path& path, std::string_vi
 // file or does not exist: the caller writes it atomically.
 std::optional<std::optional<std::string>> write_special_in_place(const fs::path& path,
                                                                  std::string_view text) {
+  if (auto refused = refused_output_link(path)) return std::optional<std::string>(*refused);
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return std::nullopt;
   if (S_ISDIR(info.st_mode)) return std::optional<std::string>("it is a folder");
+  if (S_ISBLK(info.st_mode)) {
+    return std::optional<std::string>("it is a block device (a disk): nsel writes no device");
+  }
+  if (S_ISCHR(info.st_mode) && !harmless_character_device(info)) {
+    return std::optional<std::string>(
+        "it is a character device (" + std::to_string(major(info.st_rdev)) + ":" +
+        std::to_string(minor(info.st_rdev)) +
+        ") other than /dev/null, /dev/zero, /dev/full or a terminal: nsel writes no device");
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     if (errno == ENXIO && S_ISFIFO(info.st_mode)) {

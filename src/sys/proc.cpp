@@ -157,4 +157,75 @@ bool process_environment_readable(pid_t pid) {
   return ::access(proc_path(pid, "environ").c_str(), R_OK) == 0;
 }
 
+namespace {
+
+// "pid:[4026531836]" -> 4026531836.
+std::optional<unsigned long long> namespace_inode(const std::string& link_path) {
+  char target[64] = {};
+  const ssize_t n = ::readlink(link_path.c_str(), target, sizeof target - 1);
+  if (n <= 0) return std::nullopt;
+  const std::string text(target, static_cast<size_t>(n));
+  const size_t open = text.find('[');
+  const size_t close = text.rfind(']');
+  if (open == std::string::npos || close == std::string::npos || close <= open + 1) {
+    return std::nullopt;
+  }
+  try {
+    return std::stoull(text.substr(open + 1, close - open - 1));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// The numbers of the "NSpid:" line of /proc/<pid>/status: the process's id in /proc's PID
+// namespace, then in each namespace below it, the last in its own.
+std::vector<long long> namespace_ids(const std::string& status) {
+  const size_t line = status.find("\nNSpid:");
+  if (line == std::string::npos) return {};
+  const size_t end = status.find('\n', line + 1);
+  std::istringstream numbers(
+      status.substr(line + 7, end == std::string::npos ? std::string::npos : end - line - 7));
+  std::vector<long long> ids;
+  for (long long id = 0; numbers >> id;) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace
+
+std::optional<unsigned long long> own_pid_namespace() {
+  return namespace_inode("/proc/self/ns/pid");
+}
+
+std::optional<std::string> kernel_boot_id() {
+  std::string text = read_proc_file("/proc/sys/kernel/random/boot_id");
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (text.empty()) return std::nullopt;
+  return text;
+}
+
+NamespaceProcesses read_namespace_processes() {
+  NamespaceProcesses seen;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!is_pid_name(name)) continue;
+    const auto ns = namespace_inode("/proc/" + name + "/ns/pid");
+    const int link_error = errno;
+    const std::string status = read_proc_file("/proc/" + name + "/status");
+    const std::vector<long long> ids = namespace_ids(status);
+    if (ns && !ids.empty()) {
+      seen.pids[*ns].insert(ids.back());
+      continue;
+    }
+    if (status.empty()) continue;  // gone meanwhile: nothing missed
+    // A process we may not look at (non-dumpable, another user's) is in a namespace below /proc's
+    // own only when NSpid gives it more than one id; with one it is no container's.
+    if (ids.size() != 1 || (!ns && link_error != EACCES && link_error != EPERM)) {
+      seen.complete = false;  // below ours, or a kernel without NSpid (before 4.1)
+    }
+  }
+  if (ec) seen.complete = false;
+  return seen;
+}
+
 }  // namespace nsel

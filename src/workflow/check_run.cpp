@@ -104,6 +104,8 @@ std::string_view to_string(Verdict verdict) {
       return "missing";
     case Verdict::unreadable:
       return "unreadable";
+    case Verdict::not_exported:
+      return "not_exported";
   }
   return "ok";
 }
@@ -373,6 +375,7 @@ RunCheck check_run(const CheckRequest& request) {
   for (const FoundReport& r : reports) {
     std::optional<HeldSteps> held;
     std::string unreadable;
+    bool no_space = false;
     if (request.read_steps && r.state == ReportState::complete) {
       if (!exports) {
         unreadable =
@@ -397,6 +400,9 @@ RunCheck check_run(const CheckRequest& request) {
             return std::binary_search(held->steps.begin(), held->steps.end(), step);
           });
           held->any_nvtx = !held->steps.empty() || !held->cut.empty() || export_has_nvtx(file);
+        } catch (const ExportNoSpace& e) {
+          unreadable = e.what();
+          no_space = true;
         } catch (const Error& e) {
           unreadable = e.what();
         }
@@ -404,7 +410,7 @@ RunCheck check_run(const CheckRequest& request) {
     }
     CheckedReport checked = judge_report(r, unreadable.empty() ? held : std::nullopt);
     if (!unreadable.empty()) {
-      checked.verdict = Verdict::unreadable;
+      checked.verdict = no_space ? Verdict::not_exported : Verdict::unreadable;
       checked.reason = unreadable;
     }
     // One process may leave several reports (one per window); a report of unknown process

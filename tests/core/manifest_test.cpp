@@ -17,6 +17,8 @@ nsel::Manifest sample() {
   m.nsel_pid = 4249;
   m.host = "node-a";
   m.node_ip = "10.0.0.7";
+  m.pid_namespace = 4026532175ULL;
+  m.boot_id = "a2575bea-7064-4b8d-a8ca-4a74dcd35b78";
   m.rank_variables = {{"RANK", "1"}, {"SLURM_PROCID", "1"}};
   m.command = {"/usr/bin/nsys", "profile", "-o", "dtensor_policy_worker_2:4_%p", "/bin/prog"};
   m.start_time = "2026-11-29T12:00:00.000Z";
@@ -44,6 +46,14 @@ TEST(Manifest, RoundTripsEveryField) {
   std::string old = nsel::serialize_manifest(m);
   old.erase(old.find(",\n  \"qdstrm\""), std::string(",\n  \"qdstrm\": null").size());
   EXPECT_EQ(nsel::parse_manifest(old, "m.json"), m);
+  // One written before the PID namespace and boot id were recorded reads without them.
+  nsel::Manifest older = m;
+  older.pid_namespace.reset();
+  older.boot_id.reset();
+  std::string before = nsel::serialize_manifest(m);
+  before.erase(before.find(",\n  \"pid_namespace\""),
+               before.find(",\n  \"rank_variables\"") - before.find(",\n  \"pid_namespace\""));
+  EXPECT_EQ(nsel::parse_manifest(before, "m.json"), older);
   // The identity nsel decided (a rank given by --rank or rank= in Python).
   nsel::Manifest given = m;
   given.rank = 7;
@@ -55,10 +65,11 @@ TEST(Manifest, RoundTripsEveryField) {
 TEST(Manifest, KeysComeInAFixedOrder) {
   const std::string text = nsel::serialize_manifest(sample());
   const char* keys[] = {
-      "\"nsel_manifest\"", "\"worker\"", "\"pattern\"", "\"step_window\"",    "\"pid\"",
-      "\"nsel_pid\"",      "\"host\"",   "\"node_ip\"", "\"rank_variables\"", "\"rank\"",
-      "\"local_rank\"",    "\"node\"",   "\"command\"", "\"start_time\"",     "\"end_time\"",
-      "\"exit_status\"",   "\"report\"", "\"state\"",   "\"reason\"",         "\"qdstrm\""};
+      "\"nsel_manifest\"",  "\"worker\"",   "\"pattern\"",     "\"step_window\"",   "\"pid\"",
+      "\"nsel_pid\"",       "\"host\"",     "\"node_ip\"",     "\"pid_namespace\"", "\"boot_id\"",
+      "\"rank_variables\"", "\"rank\"",     "\"local_rank\"",  "\"node\"",          "\"command\"",
+      "\"start_time\"",     "\"end_time\"", "\"exit_status\"", "\"report\"",        "\"state\"",
+      "\"reason\"",         "\"qdstrm\""};
   size_t at = 0;
   for (const char* key : keys) {
     const size_t found = text.find(key, at);

@@ -6,6 +6,9 @@
 
 #include <string>
 
+#include "nsel/core/error.hpp"
+#include "nsel/core/plan.hpp"
+
 namespace {
 
 using nsel::terminal_text;
@@ -34,6 +37,30 @@ TEST(TerminalText, CutsLongNamesWithAMarkWithinTheLimit) {
   const std::string huge(5'000'000, 'x');
   EXPECT_EQ(terminal_text(huge, 64).size(), 64u);
   EXPECT_EQ(terminal_text(huge + "\n", 64).substr(61), "...");
+}
+
+// A one-line message's quoted value and the contract's log line follow the same rule: a C1
+// control character (which a terminal takes as the start of an escape sequence) is shown as
+// "\u009b", never sent raw. Before, both printed it as it was.
+TEST(TerminalText, QuotedValuesAndTheContractsLogLineEscapeC1Controls) {
+  EXPECT_EQ(nsel::quote("a\xc2\x9b"
+                        "policy"),
+            "'a\\u009bpolicy'");
+  EXPECT_EQ(nsel::quote("it's a\\b\n\x1b"), "'it\\'s a\\\\b\\n\\x1b'");
+  EXPECT_EQ(nsel::quote("caf\xc3\xa9"), "'caf\xc3\xa9'");
+  nsel::WorkerPlan plan;
+  plan.worker =
+      "a\xc2\x9b"
+      "policy";
+  plan.pattern = "*\xc2\x9b*";
+  EXPECT_EQ(plan.log_line(),
+            "Nsight profiling enabled for worker 'a\\u009bpolicy' (matched pattern "
+            "'*\\u009b*')");
+  plan.worker = "dtensor_policy_worker";
+  plan.pattern = "*policy*";
+  EXPECT_EQ(plan.log_line(),
+            "Nsight profiling enabled for worker 'dtensor_policy_worker' (matched pattern "
+            "'*policy*')");
 }
 
 }  // namespace

@@ -581,4 +581,146 @@ TEST_F(Reports, CheckWithoutRootNeverJudgesAnOlderSession) {
   fs::remove_all(temp);
 }
 
+// `nsel exec` in a container that shares the host's name (a PID namespace of its own, whose ids
+// are not the host's), judged while it runs from the host and from another container. Before,
+// the host looked its ids up among its own and called it killed ("missing"), and `nsel recover`
+// could rename its still-running launch's files; now the host finds it in its namespace
+// (running), and a container that cannot see into that namespace says it cannot tell.
+TEST(Containers, ARunInAnotherPidNamespaceIsRunningNeverKilledWhileItRuns) {
+  if (geteuid() != 0) GTEST_SKIP() << "unshare --pid needs root";
+  const fs::path dir = make_temp_dir("pid-namespace");
+  const fs::path out = dir / "reports";
+  const fs::path progress = dir / "progress";
+  const fs::path describe = dir / "describe";
+  // Ids far above the host's own, so that no host process can pass for the container's.
+  const std::string script = "echo 199999 > /proc/sys/kernel/ns_last_pid || exit 97; \"$@\"";
+  const auto started = nsel::test::start({"unshare",      "--pid",
+                                          "--fork",       "--mount-proc",
+                                          "sh",           "-c",
+                                          script,         "sh",
+                                          kNsel,          "exec",
+                                          "--worker",     "dtensor_policy_worker",
+                                          "--output-dir", out.string(),
+                                          "--capture",    "nvtx",
+                                          "--",           kWorker,
+                                          "--steps",      "60",
+                                          "--work-ms",    "100",
+                                          "--progress",   progress.string(),
+                                          "--describe",   describe.string()},
+                                         profile_env("2:4"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (slurp(progress).find("\n6 ") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline && ::kill(started.pid, 0) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto ls = run({kNsel, "ls", "--json", out.string()}, {});
+  const auto recover = run({kNsel, "recover", out.string()}, {});
+  const auto check = run({kNsel, "check", "--json", out.string()}, {});
+  const auto elsewhere =
+      run({"unshare", "--pid", "--fork", "--mount-proc", kNsel, "ls", "--json", out.string()}, {});
+  const bool still_running = slurp(progress).find("\n60 ") == std::string::npos;
+  const std::vector<fs::path> during = nsel::test::files_in(out);
+  const auto exec = nsel::test::finish(started);
+  if (exec.exit_code != 0 && exec.err.find("unshare") != std::string::npos) {
+    GTEST_SKIP() << "no PID namespaces here: " << exec.err;
+  }
+  ASSERT_EQ(exec.exit_code, 0) << exec.err;
+  ASSERT_TRUE(still_running) << "the run ended before it was judged; lengthen it";
+  const std::string pid = read_description(describe).at("pid");
+  ASSERT_GT(std::stoll(pid), 199999) << "the container's ids were not its own";
+
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  const json listed = json::parse(ls.out)["reports"];
+  ASSERT_EQ(listed.size(), 1u) << ls.out;
+  EXPECT_TRUE(listed[0]["state"] == "running" || listed[0]["state"] == "writing") << ls.out;
+  EXPECT_EQ(listed[0]["pid"].dump(), pid) << ls.out;
+  EXPECT_EQ(recover.exit_code, 0) << recover.out << recover.err;
+  const std::string report_name = "dtensor_policy_worker_2:4_" + pid + ".nsys-rep";
+  for (const fs::path& file : during) {
+    EXPECT_NE(file.filename().string(), report_name) << "named before its launch ended";
+  }
+  const json judged = json::parse(check.out);
+  ASSERT_EQ(judged["reports"].size(), 1u) << check.out;
+  EXPECT_EQ(judged["reports"][0]["verdict"], "writing") << check.out;
+  // From a container that cannot see into the other: it may run, and that is said.
+  ASSERT_EQ(elsewhere.exit_code, 0) << elsewhere.err;
+  const json seen = json::parse(elsewhere.out)["reports"];
+  ASSERT_EQ(seen.size(), 1u) << elsewhere.out;
+  EXPECT_EQ(seen[0]["state"], "running") << elsewhere.out;
+  EXPECT_NE(seen[0]["reason"].get<std::string>().find(
+                "it runs in another PID namespace of this host (a container), which this process "
+                "cannot see into, so nobody here can tell whether it still runs"),
+            std::string::npos)
+      << elsewhere.out;
+
+  // Once it has ended, the host judges it as any other run.
+  EXPECT_TRUE(fs::is_regular_file(out / report_name)) << exec.err;
+  const json after = check_json({out.string()}, 0);
+  EXPECT_EQ(only_report(after)["verdict"], "ok") << after.dump(2);
+  fs::remove_all(dir);
+}
+
+// The report's folder is full when its export is made (the report fits; its export does not).
+// Before, `report` called the report "not a readable Nsight Systems report" and `check` said
+// `unreadable`. Now the export is made in the cache instead, and where the cache is full too,
+// both say that there was no room, and the verdict is `not_exported`.
+TEST_F(Reports, AFullFolderDuringTheExportIsNamedNeverCalledUnreadable) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const RealFiles& f = real_files();
+  const fs::path dir = make_temp_dir("export-disk-full");
+  const fs::path out = dir / "reports";
+  const fs::path cache = dir / "cache";
+  const fs::path saved = dir / "saved";  // the tmpfs goes with its mount namespace
+  for (const fs::path& folder : {out, cache, saved}) fs::create_directories(folder);
+  // The report and its manifest, then a filler that takes what room is left; the cache gets
+  // CACHE_SIZE.
+  const std::string script =
+      "mount -t tmpfs -o size=2m tmpfs \"$OUT\" || exit 99; "
+      "mount -t tmpfs -o size=$CACHE_SIZE,mode=0700 tmpfs \"$CACHE\" || exit 99; "
+      "cp \"$REPORT\" \"$MANIFEST\" \"$OUT\"/ || exit 98; "
+      "dd if=/dev/zero of=\"$OUT/filler\" bs=4k 2>/dev/null; "
+      "\"$NSEL\" check --json \"$OUT\" > \"$SAVED/check.json\"; echo $? > \"$SAVED/check.rc\"; "
+      "\"$NSEL\" report \"$OUT\" > /dev/null 2> \"$SAVED/report.err\"; echo $? > "
+      "\"$SAVED/report.rc\"; "
+      "ls -A \"$OUT\" > \"$SAVED/out.txt\"; find \"$CACHE\" -name '*.sqlite' > "
+      "\"$SAVED/cache.txt\"";
+  const auto judged = [&](const std::string& cache_size) {
+    std::map<std::string, std::string> env = {
+        {"OUT", out.string()},         {"CACHE", cache.string()},         {"SAVED", saved.string()},
+        {"REPORT", f.report.string()}, {"MANIFEST", f.manifest.string()}, {"NSEL", kNsel},
+        {"CACHE_SIZE", cache_size},    {"XDG_CACHE_HOME", cache.string()}};
+    return run({"unshare", "--mount", "sh", "-c", script}, env);
+  };
+
+  // The cache has room: the export is made there, and the report is judged as ever.
+  const auto roomy = judged("64m");
+  if (roomy.exit_code == 99) GTEST_SKIP() << "cannot mount a tmpfs here: " << roomy.err;
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.err;
+  EXPECT_EQ(slurp(saved / "check.rc"), "0\n") << slurp(saved / "check.json");
+  EXPECT_EQ(only_report(json::parse(slurp(saved / "check.json")))["verdict"], "ok");
+  EXPECT_EQ(slurp(saved / "report.rc"), "0\n") << slurp(saved / "report.err");
+  EXPECT_NE(slurp(saved / "cache.txt").find(".sqlite"), std::string::npos)
+      << "no export in the cache; beside the report: " << slurp(saved / "out.txt");
+  EXPECT_EQ(slurp(saved / "out.txt").find(".sqlite"), std::string::npos)
+      << slurp(saved / "out.txt");
+
+  // The cache is full too: said so, never "unreadable".
+  const auto full = judged("16k");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_EQ(slurp(saved / "check.rc"), "1\n");
+  const json check = json::parse(slurp(saved / "check.json"));
+  const json& r = only_report(check);
+  EXPECT_EQ(r["verdict"], "not_exported") << r.dump(2);
+  EXPECT_EQ(check["counts"]["not_exported"], 1) << check.dump(2);
+  const std::string reason = r["reason"];
+  EXPECT_NE(reason.find(": not exported for want of space: '" + cache.string()), std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("the report itself was not judged"), std::string::npos) << reason;
+  EXPECT_EQ(slurp(saved / "report.rc"), "1\n");
+  const std::string said = slurp(saved / "report.err");
+  EXPECT_NE(said.find("not exported for want of space"), std::string::npos) << said;
+  EXPECT_EQ(said.find("not a readable Nsight Systems report"), std::string::npos) << said;
+  fs::remove_all(dir);
+}
+
 }  // namespace

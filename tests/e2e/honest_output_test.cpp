@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -134,6 +135,51 @@ TEST_F(HonestOutput, AnOutputFileThatIsADeviceOrAFifoIsNeverReplaced) {
   EXPECT_EQ(r.err, "nsel: error: cannot write " + nsel::quote(fifo.string()) +
                        ": it is a named pipe with no reader\n");
   EXPECT_TRUE(fs::is_fifo(fifo));
+}
+
+// Another user's link in a shared folder, and a disk: an output path never reaches them. Before,
+// `report --html shared/run.html`, a co-tenant's link to a block device, wrote the page onto
+// the disk.
+TEST_F(HonestOutput, AnOutputNeverGoesToADiskOrThroughAnotherUsersLink) {
+  const fs::path disk = dir_ / "disk";
+  // An unattached loop device's number: no disk is touched even if it were written.
+  if (::geteuid() != 0 || ::mknod(disk.c_str(), S_IFBLK | 0600, makedev(7, 250)) != 0) {
+    GTEST_SKIP() << "mknod is not allowed here (not root)";
+  }
+  const std::string run = (dir_ / "run").string();
+  auto r = nsel::test::run({kNsel, "report", "-q", "--html", disk.string(), run}, {});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "nsel: error: cannot write " + nsel::quote(disk.string()) +
+                       ": it is a block device (a disk): nsel writes no device\n");
+  // A character device other than null, zero, full or a terminal (1:1 is /dev/mem's number).
+  const auto memory = make_device(dir_, "mem", 1);
+  ASSERT_TRUE(memory.has_value());
+  r = nsel::test::run({kNsel, "report", "-q", "--html", memory->string(), run}, {});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "nsel: error: cannot write " + nsel::quote(memory->string()) +
+                       ": it is a character device (1:1) other than /dev/null, /dev/zero, "
+                       "/dev/full or a terminal: nsel writes no device\n");
+
+  // A folder anybody may write (as /tmp), and a link in it made by another user.
+  const fs::path shared = dir_ / "shared";
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all | fs::perms::sticky_bit);
+  const fs::path target = dir_ / "mine.txt";
+  nsel::test::spit(target, "keep me\n");
+  const fs::path link = shared / "run.html";
+  fs::create_symlink(target, link);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+  r = nsel::test::run({kNsel, "report", "-q", "--html", link.string(), run}, {});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "nsel: error: cannot write " + nsel::quote(link.string()) +
+                       ": it is a link made by another user (uid 65534) in a folder anybody may "
+                       "write: not followed\n");
+  EXPECT_EQ(nsel::test::slurp(target), "keep me\n");
+  EXPECT_TRUE(fs::is_symlink(link));
+  // This user's own link there is used.
+  ASSERT_EQ(::lchown(link.c_str(), ::geteuid(), ::getegid()), 0);
+  r = nsel::test::run({kNsel, "report", "-q", "--html", link.string(), run}, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 // A range name and a folder name holding a newline and an escape sequence: the terminal output

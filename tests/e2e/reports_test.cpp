@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <chrono>
@@ -340,6 +341,79 @@ TEST_F(Reports, RecoverLeavesAnIncompleteQdstrmAsItWas) {
   EXPECT_NE(r.out.find("0 converted, 1 left as they were"), std::string::npos) << r.out;
   EXPECT_EQ(nsel::test::files_in(root), std::vector<fs::path>{qdstrm});
   EXPECT_EQ(fs::file_size(qdstrm), whole.size() / 3);
+  fs::remove_all(root);
+}
+
+// A manifest planted in a shared folder names a capture in a folder only root may read and a
+// report outside the folder given to recover. Before, root's recover converted that capture to
+// outside/pwn.sh and deleted it. Now recover follows a manifest's paths only where the manifest
+// and the capture are its own and the report is a .nsys-rep beside the manifest.
+TEST_F(Reports, RecoverNeverFollowsAManifestOutOfItsFolderOrOfAnotherUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a file to another user needs root";
+  const RealFiles& f = real_files();
+  const fs::path root = make_temp_dir("recover-planted");
+  const fs::path shared = root / "shared";
+  const fs::path secret = root / "secret";
+  const fs::path outside = root / "outside";
+  for (const fs::path& folder : {shared, secret, outside}) fs::create_directories(folder);
+  fs::permissions(secret, fs::perms::owner_all);
+  const fs::path capture = secret / "nsys-report-cb3a.qdstrm";
+  place(f.qdstrm, capture);
+  nsel::Manifest m;
+  m.worker = "w";
+  m.step_window = "2:4";
+  m.step_start = 2;
+  m.step_stop = 4;
+  m.pid = 4242;
+  m.nsel_pid = 999999;
+  m.host = host_name();
+  m.start_time = "2026-12-02T05:00:00.000Z";
+  m.end_time = "2026-12-02T05:01:00.000Z";
+  m.exit_status = 0;
+  m.state = "disk_full";
+  m.reason = "its folder is full";
+  m.qdstrm = capture.string();
+  m.report = (outside / "pwn.sh").string();
+  const fs::path manifest = shared / "w_2:4_4242.nsel.json";
+  const auto recover = [&](const nsel::Manifest& written) {
+    spit(manifest, nsel::serialize_manifest(written));
+    return run({kNsel, "recover", shared.string()}, {});
+  };
+
+  spit(manifest, nsel::serialize_manifest(m));
+  ASSERT_EQ(::chown(manifest.c_str(), 65534, 65534), 0);
+  auto r = run({kNsel, "recover", shared.string()}, {});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, manifest.string() +
+                       ": left as is: it is another user's (uid 65534): the files it names are "
+                       "not followed\n");
+  ASSERT_EQ(::chown(manifest.c_str(), 0, 0), 0);
+
+  r = recover(m);  // ours, but its report is outside its folder
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("left as is: it names '" + m.report +
+                       "' as its report, which is not a .nsys-rep in its own folder"),
+            std::string::npos)
+      << r.out;
+
+  nsel::Manifest inside = m;
+  inside.report = (shared / "w_2:4_4242.nsys-rep").string();
+  ASSERT_EQ(::chown(capture.c_str(), 65534, 65534), 0);
+  r = recover(inside);  // the capture it names is another user's
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("as its capture, which is not a file of yours: not followed"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(outside / "pwn.sh"));
+  EXPECT_TRUE(fs::is_regular_file(capture)) << "the capture was taken";
+  EXPECT_FALSE(fs::exists(inside.report));
+
+  // Everything its own and in place: converted, as ever.
+  ASSERT_EQ(::chown(capture.c_str(), 0, 0), 0);
+  r = recover(inside);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::is_regular_file(inside.report)) << r.out;
+  EXPECT_TRUE(nsel::test::files_in(outside).empty());
   fs::remove_all(root);
 }
 

@@ -137,7 +137,8 @@ TEST(RenderCheck, JsonOfAnEmptyCheckWhole) {
             R"("sessions":0,"processes":0,)"
             R"("expected":null,"never_started":0,"counts":{"ok":0,"never_started":0,)"
             R"("killed_before_window":0,"killed_in_window":0,"window_not_reached":0,)"
-            R"("lost_steps":0,"empty":0,"writing":0,"qdstrm":0,"missing":0,"unreadable":0},)"
+            R"("lost_steps":0,"empty":0,"writing":0,"qdstrm":0,"missing":0,"unreadable":0,)"
+            R"("not_exported":0},)"
             R"("exit_code":1,"notes":[],"unreadable_folders":[],"reports":[]})");
 }
 

@@ -22,6 +22,7 @@
 #include "nsel/reports/recovery.hpp"
 #include "nsel/reports/report_files.hpp"
 #include "nsel/sys/host.hpp"
+#include "nsel/sys/proc.hpp"
 
 namespace fs = std::filesystem;
 
@@ -241,6 +242,68 @@ TEST_F(Discover, APendingManifestCopiedBeforeItsLaunchClaimedItsNameIsThatLaunch
   EXPECT_EQ(two.reports[0].state == nsel::ReportState::missing ||
                 two.reports[1].state == nsel::ReportState::missing,
             true);
+}
+
+// A launch on this host name whose writer is not in this process's PID namespace, or ran under
+// another boot: whether it runs is looked for in its namespace, and where nobody here can tell,
+// it is "running" with the reason, never "killed".
+TEST_F(Discover, AWriterInAnotherNamespaceOrBootIsNeverCalledKilledWhenItCannotBeTold) {
+  const fs::path root = dir_ / "root";
+  fs::create_directories(root);
+  const auto own_namespace = nsel::own_pid_namespace();
+  ASSERT_TRUE(own_namespace.has_value());
+  nsel::Manifest m;
+  m.worker = "w";
+  m.step_window = "2:4";
+  m.step_start = 2;
+  m.step_stop = 4;
+  m.pid = 4242;
+  m.nsel_pid = 4241;
+  m.host = nsel::host_name();
+  m.start_time = "2026-12-02T05:00:00.000Z";
+  m.report = (root / "w_2:4_4242.nsys-rep").string();
+  const auto judged = [&](const nsel::Manifest& manifest) {
+    std::ofstream(root / "w_2:4_4242.nsel.json") << nsel::serialize_manifest(manifest);
+    const nsel::Discovery found = nsel::discover_reports({root.string()});
+    EXPECT_EQ(found.reports.size(), 1u);
+    return found.reports.at(0);
+  };
+
+  // Another boot (of this host, or another machine of its name): nobody here can tell.
+  nsel::Manifest other_boot = m;
+  other_boot.boot_id = "00000000-0000-0000-0000-000000000000";
+  other_boot.pid_namespace = own_namespace;
+  const nsel::FoundReport booted = judged(other_boot);
+  EXPECT_EQ(booted.state, nsel::ReportState::running) << booted.reason;
+  EXPECT_NE(booted.reason.find("it ran under another boot of '" + m.host + "'"), std::string::npos)
+      << booted.reason;
+
+  // This namespace, this boot: the ids are looked up here, as before (4241 and 4242 ended).
+  nsel::Manifest here = m;
+  here.boot_id = nsel::kernel_boot_id();
+  here.pid_namespace = own_namespace;
+  here.nsel_pid = 999999;
+  here.pid = 999998;
+  EXPECT_EQ(judged(here).state, nsel::ReportState::missing);
+  here.nsel_pid = ::getpid();  // this process: alive
+  EXPECT_EQ(judged(here).state, nsel::ReportState::running);
+
+  // A namespace no process here is in (one that ended, or one this process cannot see into):
+  // from the host's own namespace every namespace is seen, so it has ended; elsewhere, unknown.
+  nsel::Manifest unseen = here;
+  unseen.pid_namespace = 1;  // no namespace has inode 1
+  unseen.nsel_pid = ::getpid();
+  const nsel::FoundReport gone = judged(unseen);
+  if (*own_namespace == nsel::kInitialPidNamespace) {
+    EXPECT_EQ(gone.state, nsel::ReportState::missing) << gone.reason;
+    EXPECT_NE(gone.reason.find("it was killed"), std::string::npos) << gone.reason;
+  } else {
+    EXPECT_EQ(gone.state, nsel::ReportState::running) << gone.reason;
+    EXPECT_NE(gone.reason.find("which this process cannot see into"), std::string::npos)
+        << gone.reason;
+  }
+  // A manifest of an older nsel (no namespace, no boot) is judged as before.
+  EXPECT_EQ(judged(m).state, nsel::ReportState::missing);
 }
 
 namespace {

@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -6,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "nsel/core/error.hpp"
@@ -110,4 +114,61 @@ TEST(ProcessOpenFiles, TheFilesAProcessHoldsOpenAreListed) {
   EXPECT_TRUE(nsel::process_open_files(-1).empty());
   held.close();
   fs::remove(file);
+}
+
+// The PID namespace and the ids in it: this process is in its own namespace under its own id,
+// and a child in a new PID namespace is seen there as its id 1 (root only).
+TEST(NamespaceProcesses, EveryProcessSeenIsUnderItsOwnNamespacesId) {
+  const auto own = nsel::own_pid_namespace();
+  ASSERT_TRUE(own.has_value());
+  const nsel::NamespaceProcesses seen = nsel::read_namespace_processes();
+  ASSERT_TRUE(seen.pids.count(*own)) << "this process's namespace is not listed";
+  EXPECT_TRUE(seen.pids.at(*own).count(::getpid()));
+  const auto boot = nsel::kernel_boot_id();
+  ASSERT_TRUE(boot.has_value());
+  EXPECT_EQ(boot->size(), 36u) << *boot;  // a UUID's text
+
+  if (::geteuid() != 0) GTEST_SKIP() << "a new PID namespace needs root";
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child makes a namespace and a process in it (id 1 there) that waits to be looked at.
+    ::close(ready[0]);
+    if (::unshare(CLONE_NEWPID) != 0) ::_exit(3);
+    const pid_t inner = ::fork();
+    if (inner == 0) {
+      char byte = 1;
+      if (::write(ready[1], &byte, 1) != 1) ::_exit(4);
+      ::pause();
+      ::_exit(0);
+    }
+    ::close(ready[1]);
+    int status = 0;
+    ::waitpid(inner, &status, 0);
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  const bool started = ::read(ready[0], &byte, 1) == 1;
+  ::close(ready[0]);
+  std::optional<unsigned long long> inner_namespace;
+  pid_t inner_here = 0;
+  if (started) {
+    for (pid_t pid : nsel::child_processes(child)) {
+      const auto link = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/ns/pid");
+      inner_here = pid;
+      inner_namespace = std::stoull(link.string().substr(5));
+    }
+  }
+  const nsel::NamespaceProcesses now = nsel::read_namespace_processes();
+  if (inner_here > 0) ::kill(inner_here, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (!started) GTEST_SKIP() << "no PID namespaces here (exit " << WEXITSTATUS(status) << ")";
+  ASSERT_TRUE(inner_namespace.has_value());
+  EXPECT_NE(*inner_namespace, *own);
+  ASSERT_TRUE(now.pids.count(*inner_namespace));
+  EXPECT_EQ(now.pids.at(*inner_namespace), (std::set<long long>{1}));
 }

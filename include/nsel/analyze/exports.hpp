@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
 #include "nsel/core/nsys_version.hpp"
 
@@ -65,7 +66,16 @@ inline constexpr std::string_view kExportSourceSuffix = ".nsel-source";
 // (kExportSourceSuffix) holds the report's fingerprint; one without a record (an older nsel's,
 // the user's own) only when beside the report, this user's and newer than the report. In the
 // cache, files of other users are never read.
+// Where the report's folder lacks the room for its export, the export is made in the cache
+// folder instead (and found there next time); where that fails too, ExportNoSpace says so.
 ExportResult ensure_export(const std::filesystem::path& report, const ExportSettings& settings);
+
+// ensure_export's error when no folder had room for the export: the report was not judged, and
+// may well be fine (`check` says so rather than calling it unreadable).
+class ExportNoSpace : public Error {
+ public:
+  using Error::Error;
+};
 
 // Whether `file` is a complete nsys export: a SQLite database with nsys's metadata table
 // (EXPORT_META_DATA or META_DATA_EXPORT, written last). False for a partial one (2022.4 leaves

@@ -21,8 +21,9 @@ class Error : public std::runtime_error {
   int exit_code_;
 };
 
-// Quotes a user value for a one-line message: 'value', with control characters, quotes and
-// backslashes escaped so that the message never spans lines and is unambiguous.
+// Quotes a user value for a one-line message: 'value', with quotes and backslashes escaped and
+// control characters (C0, DEL and C1) shown as terminal_text() shows them, so that the message
+// never spans lines, never drives a terminal and is unambiguous.
 std::string quote(std::string_view value);
 
 // The message shape every bad value uses: "<source>='<value>': <problem>; expected <form>".

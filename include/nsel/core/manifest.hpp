@@ -60,9 +60,14 @@ struct Manifest {
   long long step_start = 0;
   long long step_stop = 0;
   long long pid = 0;  // the profiled program's process id (the %p of the report name); 0 unknown
-  long long nsel_pid = 0;                             // the `nsel exec` that launched it
-  std::string host;                                   // gethostname()
-  std::string node_ip;                                // see node_ip_address()
+  long long nsel_pid = 0;  // the `nsel exec` that launched it
+  std::string host;        // gethostname()
+  std::string node_ip;     // see node_ip_address()
+  // What tells from another PID namespace of the same host (a container that shares the host's
+  // name) whether nsel_pid and pid still run: the inode of nsel's PID namespace and the kernel's
+  // boot id (nullopt: not recorded, an older nsel).
+  std::optional<unsigned long long> pid_namespace;
+  std::optional<std::string> boot_id;
   std::map<std::string, std::string> rank_variables;  // only those present
   // Who nsel decided the process is, as `nsel exec` saw it: --rank/--local-rank/--node (the
   // Python API's rank=, local_rank=, node=) first, else RANK, LOCAL_RANK, ... (nullopt: unknown;

@@ -5,7 +5,9 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,5 +52,26 @@ std::vector<std::filesystem::path> process_open_files(pid_t pid);
 std::optional<std::string> process_environment_variable(pid_t pid, std::string_view name);
 // Whether this process may read /proc/<pid>/environ at all.
 bool process_environment_readable(pid_t pid);
+
+// The PID namespace of this process: the inode number /proc/self/ns/pid names; nullopt when
+// /proc cannot tell.
+std::optional<unsigned long long> own_pid_namespace();
+
+// The inode of the host's own (initial) PID namespace, the same on every Linux since 3.8: a
+// process in it sees every process of the machine.
+inline constexpr unsigned long long kInitialPidNamespace = 0xEFFFFFFCULL;
+
+// /proc/sys/kernel/random/boot_id: one per boot of the kernel, shared by all its containers.
+std::optional<std::string> kernel_boot_id();
+
+// Every process this one can see, by PID namespace: the ids each has in its own namespace (the
+// last of /proc/<pid>/status's NSpid). `complete` is false when some process's namespace could
+// not be read (another user's, without the right to look), so that a process missing from it
+// may still run.
+struct NamespaceProcesses {
+  std::map<unsigned long long, std::set<long long>> pids;
+  bool complete = true;
+};
+NamespaceProcesses read_namespace_processes();
 
 }  // namespace nsel

@@ -28,6 +28,7 @@ enum class Verdict {
   qdstrm,                // only a .qdstrm is left: 'nsel recover' turns it into a report
   missing,               // nsys wrote no report, for another reason (its exit status is given)
   unreadable,            // the report is there but nsys cannot export it
+  not_exported,          // no folder had room for its export: its steps were not read
 };
 
 std::string_view to_string(Verdict verdict);
