@@ -102,6 +102,8 @@ NsysBehaviour nsys_behaviour(const NsysVersion& version) {
   // Measured with tests/e2e/launch_signal_test.cpp (docs/nsys-facts.md, "Stopping"): 2023.4
   // lost reports in most runs without it, 2022.4 in some (12 of 20 once, under load).
   b.stop_collection_before_signal = true;
+  // Measured by hand (docs/nsys-facts.md, "PID namespaces"): 2022.4 failed, 2023.4 did not.
+  b.one_pid_namespace_at_a_time = !renamed;
   return b;
 }
 

@@ -8,6 +8,7 @@
 
 #include "nsel/core/error.hpp"
 #include "nsel/core/launch_settings.hpp"
+#include "nsel/core/nsys_version.hpp"
 #include "nsel/core/plan.hpp"
 #include "nsel/core/ray_patch.hpp"
 #include "nsel/core/ray_runtime_env.hpp"
@@ -16,6 +17,7 @@
 #include "nsel/launch/ray_agents.hpp"
 #include "nsel/step/gpu_probe.hpp"
 #include "nsel/sys/nsys_installs.hpp"
+#include "nsel/sys/proc.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -68,6 +70,21 @@ void add_nsys_checks(const DoctorRequest& request, std::vector<DoctorCheck>& che
   }
   checks.push_back(
       {"nsys", Status::ok, "Nsight Systems " + nsys.version + " at " + *nsys.path, ""});
+  const auto version = parse_nsys_version(nsys.version);
+  if (version && nsys_behaviour(*version).one_pid_namespace_at_a_time) {
+    // What matters in a container: another container of the machine may profile at once.
+    const bool in_container =
+        own_pid_namespace().value_or(kInitialPidNamespace) != kInitialPidNamespace;
+    checks.push_back(
+        {"pid_namespaces", in_container ? Status::warning : Status::ok,
+         "Nsight Systems " + nsys.version +
+             " runs the sessions of one PID namespace at a time: of two containers of this "
+             "machine profiling at once, the second fails (\"Agent launcher failed\"), and nsel "
+             "exec refuses it with one line" +
+             (in_container ? "; this process runs in a container's PID namespace" : ""),
+         in_container ? "use Nsight Systems 2023.4 or later in containers (NSEL_NSYS or PATH)"
+                      : ""});
+  }
   if (nsys.usable) {
     checks.push_back({"importer", Status::ok, "QdstrmImporter at " + nsys.importer, ""});
   } else {

@@ -1,9 +1,12 @@
 #include "launch/keeper.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <set>
 
@@ -302,6 +306,47 @@ std::filesystem::path nsys_start_turn_lock() {
   std::error_code ec;
   const char* folder = std::filesystem::is_directory("/dev/shm", ec) ? "/dev/shm" : "/tmp";
   return std::filesystem::path(folder) / ("nsel-nsys-start-" + std::to_string(geteuid()) + ".lock");
+}
+
+NsysNamespaceClaim claim_nsys_pid_namespace() {
+  NsysNamespaceClaim claim;
+  const std::filesystem::path turn_lock = nsys_start_turn_lock();
+  const std::filesystem::path folder = turn_lock.parent_path();
+  const std::string prefix = "nsel-nsys-pidns-" + std::to_string(geteuid()) + "-";
+  const std::string own_namespace = std::to_string(own_pid_namespace().value_or(0));
+  // Under the start turn, so that of two launches starting together the second sees the first.
+  const FileLock turn(turn_lock, kStartTurnWait);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || !name.ends_with(".lock")) continue;
+    // <prefix><namespace>-<pid>.lock
+    const std::string rest = name.substr(prefix.size(), name.size() - prefix.size() - 5);
+    const size_t dash = rest.find('-');
+    if (dash == std::string::npos) continue;
+    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat info {};
+    // Only this user's claims count: nobody else's file can stop a launch.
+    if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == geteuid()) {
+      if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK || rest.substr(0, dash) == own_namespace) {
+          close(fd);
+          continue;  // a live launch of this namespace: no conflict
+        }
+        claim.conflict = "PID namespace " + rest.substr(0, dash) + " (nsel pid " +
+                         rest.substr(dash + 1) + " there)";
+        close(fd);
+        return claim;
+      }
+      ::unlink(entry.path().c_str());  // its launch has ended
+    }
+    close(fd);
+  }
+  claim.held =
+      FileLock(folder / (prefix + own_namespace + "-" + std::to_string(getpid()) + ".lock"),
+               std::chrono::milliseconds(0));
+  return claim;
 }
 
 [[noreturn]] void keeper_main(const std::vector<std::string>& command,

@@ -252,6 +252,21 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
 
   const WorkerPlan& plan = launch.plan;
   check_report_folder(request, plan);
+  // Held for the whole run (the keeper, forked, holds it too): see NsysNamespaceClaim.
+  NsysNamespaceClaim namespace_claim;
+  if (launch.nsys_version && nsys_behaviour(*launch.nsys_version).one_pid_namespace_at_a_time) {
+    namespace_claim = claim_nsys_pid_namespace();
+    if (!namespace_claim.conflict.empty()) {
+      throw Error("worker " + quote(plan.worker) + ": Nsight Systems " + launch.nsys_version->text +
+                      " runs the sessions of one PID namespace (container) at a time on a "
+                      "machine, and an nsel exec in " +
+                      namespace_claim.conflict +
+                      " runs one now: this one would fail before its program starts (\"Agent "
+                      "launcher failed\"); use Nsight Systems 2023.4 or later (NSEL_NSYS, PATH), "
+                      "or start it when that run has ended",
+                  1);
+    }
+  }
   // Told once the job can start: a bad --output-dir stays a one-line error.
   for (const std::string& line : launch.notices) tell(line);
   tell(plan.log_line());

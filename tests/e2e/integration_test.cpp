@@ -1,6 +1,8 @@
 // End to end: the real nsel binary, the example worker, real nsys and real reports.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <thread>
 
 #include <chrono>
 #include <fstream>
@@ -653,6 +655,70 @@ TEST(Exec, TheSamePidTwiceInOneFolderKeepsBothCaptures) {
   EXPECT_EQ(named[0]["window"], "2:4") << alone.out;
   EXPECT_EQ(named[0]["pid"].dump(), pid) << alone.out;
   EXPECT_EQ(exported_steps(second_report), (std::vector<long long>{2, 3}));
+  fs::remove_all(dir);
+}
+
+// Two containers (PID namespaces) of one machine profiling at once. With nsys 2022.4 the second
+// session failed before its program started ("Agent launcher failed"; nsel said nsys_failed);
+// now nsel refuses it at once with one line naming the other run and 2023.4, writing nothing.
+// With 2023.4 both run and both keep their reports.
+TEST(Exec, TwoPidNamespacesAtOnceWorkOrTheSecondIsRefusedBeforeItStarts) {
+  if (geteuid() != 0) GTEST_SKIP() << "unshare --pid needs root";
+  const auto version = run({"nsys", "--version"}, {});
+  const bool one_namespace_at_a_time = version.out.find(" 2022.") != std::string::npos;
+  const fs::path dir = make_temp_dir("two-namespaces");
+  const fs::path progress = dir / "progress";
+  const auto in_container = [&](const std::string& name, int steps) {
+    return std::vector<std::string>{"unshare",      "--pid",
+                                    "--fork",       "--mount-proc",
+                                    kNsel,          "exec",
+                                    "--worker",     "dtensor_policy_worker",
+                                    "--output-dir", (dir / name).string(),
+                                    "--capture",    "nvtx",
+                                    "--",           kWorker,
+                                    "--steps",      std::to_string(steps),
+                                    "--work-ms",    "100",
+                                    "--progress",   (dir / (name + ".progress")).string()};
+  };
+  const auto first = nsel::test::start(in_container("first", 40), selection("2:4"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (nsel::test::slurp(dir / "first.progress").find("\n3 ") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline && ::kill(first.pid, 0) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto second = run(in_container("second", 5), selection("2:4"));
+  const bool first_still_running =
+      nsel::test::slurp(dir / "first.progress").find("\n40 ") == std::string::npos;
+  const auto ended = nsel::test::finish(first);
+  if (ended.exit_code != 0 && ended.err.find("unshare") != std::string::npos) {
+    GTEST_SKIP() << "no PID namespaces here: " << ended.err;
+  }
+  EXPECT_EQ(ended.exit_code, 0) << ended.err;
+  ASSERT_TRUE(first_still_running) << "the first run ended before the second started";
+  EXPECT_EQ(nsel::test::reports_in(dir / "first").size(), 1u) << ended.err;
+  if (one_namespace_at_a_time) {
+    EXPECT_EQ(second.exit_code, 1) << second.err;
+    ASSERT_EQ(lines(second.err).size(), 1u) << second.err;
+    EXPECT_TRUE(
+        second.err.starts_with("nsel: error: worker 'dtensor_policy_worker': Nsight "
+                               "Systems 2022."))
+        << second.err;
+    EXPECT_NE(second.err.find(" runs the sessions of one PID namespace (container) at a time on "
+                              "a machine, and an nsel exec in PID namespace "),
+              std::string::npos)
+        << second.err;
+    EXPECT_NE(second.err.find("use Nsight Systems 2023.4 or later"), std::string::npos)
+        << second.err;
+    EXPECT_TRUE(nsel::test::files_in(dir / "second").empty()) << "written before the refusal";
+    EXPECT_FALSE(fs::exists(dir / "second.progress")) << "its program ran";
+    // Once the first has ended, a run in a new namespace starts as ever.
+    const auto after = run(in_container("third", 5), selection("2:4"));
+    EXPECT_EQ(after.exit_code, 0) << after.err;
+    EXPECT_EQ(nsel::test::reports_in(dir / "third").size(), 1u) << after.err;
+  } else {
+    EXPECT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(nsel::test::reports_in(dir / "second").size(), 1u) << second.err;
+  }
   fs::remove_all(dir);
 }
 

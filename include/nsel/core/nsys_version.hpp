@@ -53,6 +53,10 @@ struct NsysBehaviour {
   // 1 s; 2022.4 lost some too): the step library then ends the range and waits
   // (kStepStopHandoverVariable).
   bool stop_collection_before_signal = false;
+  // Sessions of two PID namespaces (containers) at once on one machine: the second fails before
+  // its program starts ("Agent launcher failed", 2022.4; 2023.4 runs both): `nsel exec` then
+  // refuses the second (nsys_pid_namespace_claim).
+  bool one_pid_namespace_at_a_time = false;
   // nsys matches only registered NVTX strings for a capture range unless this is "0" (both).
   bool nvtx_register_only_off = true;
 };

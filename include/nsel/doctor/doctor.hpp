@@ -13,7 +13,7 @@ namespace nsel {
 struct DoctorCheck {
   enum class Status { ok, warning, problem, skipped };
   std::string name;  // nsys, importer, generations, gpu, settings, capture, ray_nsight,
-                     // ray_plugin, ld_library_path, space
+                     // ray_plugin, ld_library_path, space, pid_namespaces
   Status status = Status::ok;
   std::string detail;  // what was found
   std::string fix;     // what to do (warnings and problems)

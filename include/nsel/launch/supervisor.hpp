@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "nsel/sys/files.hpp"
+
 namespace nsel {
 
 // How nsys ended.
@@ -39,6 +41,17 @@ inline constexpr std::chrono::seconds kKillGrace{5};
 // Nsight Systems sessions started at the same moment sometimes fail (docs/nsys-facts.md).
 // /dev/shm/nsel-nsys-start-<uid>.lock, or in /tmp where there is no /dev/shm.
 std::filesystem::path nsys_start_turn_lock();
+
+// Where nsys runs the sessions of one PID namespace at a time on a machine (2022.4), each launch
+// of this user holds a claim for its whole run: a file beside the start-turn lock named with its
+// PID namespace, locked while open (flock reaches across PID namespaces; the keeper, forked,
+// holds it too). Taken under the start turn: `conflict` then names a live claim of another
+// namespace, and `held` is empty; else `held` is this launch's claim.
+struct NsysNamespaceClaim {
+  FileLock held;
+  std::string conflict;  // "PID namespace 4026532175 (nsel pid 22 there)"
+};
+NsysNamespaceClaim claim_nsys_pid_namespace();
 
 // Runs `command` (nsys profile ... PROGRAM ARGS, argv[0] absolute) with `extra_environment`
 // added, and returns its exit code (nsys passes on the program's; 128 + N for a signal N).
