@@ -77,38 +77,65 @@ class Keeper {
 
     // nsys's own processes (its agent, while it detaches) are never the program.
     nsys_folder_ = nsys_install_folder(command.front());
-    const auto turn_asked = Clock::now();
-    start_turn_ = FileLock(nsys_start_turn_lock(), kStartTurnWait, [this] {
-      pollfd fds[2] = {{self_read_, POLLIN, 0}, {control_fd_, POLLIN, 0}};
-      if (poll(fds, control_fd_ >= 0 ? 2 : 1, 0) > 0) {
-        drain_self_pipe();
-        if (control_fd_ >= 0 && fds[1].revents != 0) read_control();
+    for (int attempt = 1;; ++attempt) {
+      const auto turn_asked = Clock::now();
+      start_turn_ = FileLock(nsys_start_turn_lock(), kStartTurnWait, [this] {
+        pollfd fds[2] = {{self_read_, POLLIN, 0}, {control_fd_, POLLIN, 0}};
+        if (poll(fds, control_fd_ >= 0 ? 2 : 1, 0) > 0) {
+          drain_self_pipe();
+          if (control_fd_ >= 0 && fds[1].revents != 0) read_control();
+        }
+        return stop_signal_ == 0;
+      });
+      // Stopped while waiting for the turn: nothing has started, so nothing is lost.
+      if (stop_signal_ != 0) return 128 + stop_signal_;
+      say_long_turn_wait(Clock::now() - turn_asked);
+      start_turn_until_ = Clock::now() + kStartTurnLimit;
+      try {
+        // nsys leads a group of its own (with its launcher), so the keeper can end that group
+        // without ending itself.
+        nsys_ = spawn_process(command, environment, "", ChildOutput::inherit, true);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "nsel: error: %s\n", e.what());
+        return e.exit_code();
       }
-      return stop_signal_ == 0;
-    });
-    // Stopped while waiting for the turn: nothing has started, so nothing is lost.
-    if (stop_signal_ != 0) return 128 + stop_signal_;
-    say_long_turn_wait(Clock::now() - turn_asked);
-    start_turn_until_ = Clock::now() + kStartTurnLimit;
-    try {
-      // nsys leads a group of its own (with its launcher), so the keeper can end that group
-      // without ending itself.
-      nsys_ = spawn_process(command, environment, "", ChildOutput::inherit, true);
-    } catch (const Error& e) {
-      std::fprintf(stderr, "nsel: error: %s\n", e.what());
-      return e.exit_code();
+      if (options_.on_started) options_.on_started(nsys_);
+      const int code = supervise();
+      // nsys failed at its start-up, before the program began: nothing of the program is lost
+      // by starting nsys again.
+      if (attempt < kNsysStartAttempts && stop_signal_ == 0 && code != 0 &&
+          program_groups_.empty() && options_.program_never_began &&
+          options_.program_never_began()) {
+        say("nsys ended (exit status " + std::to_string(code) +
+            ") before the program began, a failure of Nsight Systems at its start-up; starting "
+            "it again (" +
+            std::to_string(attempt + 1) + " of " + std::to_string(kNsysStartAttempts) + ")");
+        forget_nsys();
+        continue;
+      }
+      SupervisionEnd end;
+      end.exit_code = code;
+      end.stop_timed_out = escalated_ || outlived_;
+      // A stop that had to be forced is never a success, whatever nsys said after its SIGINT.
+      if (end.stop_timed_out && end.exit_code < 128) end.exit_code = 128 + SIGKILL;
+      if (options_.on_finished) return options_.on_finished(end);
+      return end.exit_code;
     }
-    if (options_.on_started) options_.on_started(nsys_);
-    SupervisionEnd end;
-    end.exit_code = supervise();
-    end.stop_timed_out = escalated_ || outlived_;
-    // A stop that had to be forced is never a success, whatever nsys said after its SIGINT.
-    if (end.stop_timed_out && end.exit_code < 128) end.exit_code = 128 + SIGKILL;
-    if (options_.on_finished) return options_.on_finished(end);
-    return end.exit_code;
   }
 
  private:
+  // Everything known of an nsys that has ended, before another is started.
+  void forget_nsys() {
+    start_turn_.release();
+    nsys_ = 0;
+    nsys_code_.reset();
+    program_groups_.clear();
+    deadline_.reset();
+    escalated_ = false;
+    outlived_ = false;
+    stop_delivered_ = false;
+  }
+
   // A start that waited long is said, so that a rank starting late names the cause.
   void say_long_turn_wait(Clock::duration waited) const {
     if (waited < std::chrono::seconds(2)) return;

@@ -536,6 +536,15 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
   return std::string(kManifestMissing);
 }
 
+bool ManifestRecorder::abandon_unstarted() noexcept {
+  state_->stop = true;
+  if (state_->watcher.joinable()) state_->watcher.join();
+  if (state_->manifest.pid != 0 || !state_->final_path.empty()) return false;
+  std::error_code ec;
+  fs::remove(state_->pending_path, ec);
+  return !ec;
+}
+
 void ManifestRecorder::read_step_record(std::filesystem::path record, std::string nsys_version) {
   state_->step_record = std::move(record);
   state_->nsys_version = std::move(nsys_version);

@@ -292,6 +292,19 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
                                  launch.nsys_version ? launch.nsys_version->text : "");
     }
   };
+  // Only the step tells for sure that the program began (a short one may come and go between
+  // two looks for it): without the step, or without a record, nsys is never started again.
+  bool step_tells_begin = false;
+  supervision.program_never_began = [&] {
+    if (!step_tells_begin || !step_record || !manifest) return false;
+    const std::optional<std::string> told = read_small_file(*step_record);
+    if (!told || told->find(std::string(kStepRecordBegan) + "\n") != std::string::npos) {
+      return false;
+    }
+    if (!manifest->abandon_unstarted()) return false;
+    manifest.reset();
+    return true;
+  };
   supervision.on_finished = [&](const SupervisionEnd& end) {
     if (!manifest) return end.exit_code;
     const std::string state = manifest->finish(end.exit_code, end.stop_timed_out);
@@ -316,8 +329,10 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
     environment.push_back(std::string(kStepRecordVariable) + "=" + step_record->string());
   }
   try {
-    const int code = run_profiled(as_started(plan.command, launch.program, inherited, tell),
-                                  environment, supervision);
+    const std::vector<std::string> command =
+        as_started(plan.command, launch.program, inherited, tell);
+    step_tells_begin = command.size() > plan.command.size();
+    const int code = run_profiled(command, environment, supervision);
     remove_step_record();
     return code;
   } catch (...) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "nsel/core/manifest.hpp"
+#include "nsel/launch/supervisor.hpp"
 #include "nsel/sys/process.hpp"
 #include "support.hpp"
 
@@ -487,19 +488,22 @@ TEST(Exec, ANsysWrapperScriptIsNsysNeverTheProgram) {
 // passes; the failed session stays for a look.
 TEST(Demo, RunsOnceMoreInANewSessionWhenNsysItselfFailed) {
   const fs::path root = make_temp_dir("demo-nsys-failed");
-  // Builtins only; noclobber's exclusive create lets exactly one session fail (nsel's asking
-  // `nsys profile ... --help` about the options is no session).
+  // Builtins only; noclobber's exclusive create lets exactly five sessions fail (nsel's asking
+  // `nsys profile ... --help` about the options is no session). nsel exec starts nsys three
+  // times at most for a program that never began, so of the two ranks one fails for good.
   const fs::path stand_in =
       nsys_wrapper(root,
                    "set -C\n"
-                   "if [ \"$1\" = profile ] && [ \"${*: -1}\" != --help ] && { : >'" +
-                       (root / "failed-once").string() +
-                       "'; } 2>/dev/null; then\n"
-                       "  echo 'End of file' >&2; exit 1\n"
+                   "if [ \"$1\" = profile ] && [ \"${*: -1}\" != --help ]; then\n"
+                   "  for n in 1 2 3 4 5; do\n"
+                   "    if { : >'" +
+                       (root / "failed-").string() +
+                       "'$n; } 2>/dev/null; then echo 'End of file' >&2; exit 1; fi\n"
+                       "  done\n"
                        "fi\n");
   const auto r = run({kNsel, "demo", "--root", (root / "sessions").string(), "--json"},
                      {{"PATH", stand_in.string() + ":" + std::getenv("PATH")}});
-  EXPECT_TRUE(fs::exists(root / "failed-once")) << "the stand-in never ran\n" << r.err;
+  EXPECT_TRUE(fs::exists(root / "failed-5")) << "the stand-in did not fail five times\n" << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find(") exited with code 1; its output is in "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" (nsys_failed in a manifest there); running the demo once more in a new "
@@ -656,6 +660,65 @@ TEST(Exec, TheSamePidTwiceInOneFolderKeepsBothCaptures) {
   EXPECT_EQ(named[0]["pid"].dump(), pid) << alone.out;
   EXPECT_EQ(exported_steps(second_report), (std::vector<long long>{2, 3}));
   fs::remove_all(dir);
+}
+
+// nsys failing at its start-up, before the program began ("End of file", as sessions started
+// together do), made to happen with a stand-in `nsys` (named as such) that fails the first
+// FAILURES sessions and then runs the real one. nsel exec starts nsys again, says so, and the
+// program runs once, with a complete report; after kNsysStartAttempts failures it is nsys_failed,
+// with no manifest of an earlier try left. Before, the first failure was nsys_failed, exit 1.
+TEST(Exec, NsysFailingBeforeTheProgramBeganIsStartedAgain) {
+  for (const int failures : {2, 3}) {
+    SCOPED_TRACE(std::to_string(failures) + " failed sessions");
+    const fs::path root = make_temp_dir("nsys-start-again");
+    const fs::path stand_in =
+        nsys_wrapper(root,
+                     "set -C\n"
+                     "if [ \"$1\" = profile ] && [ \"${*: -1}\" != --help ]; then\n"
+                     "  for ((n = 1; n <= " +
+                         std::to_string(failures) +
+                         "; n++)); do\n"
+                         "    if { : >'" +
+                         (root / "failed-").string() +
+                         "'$n; } 2>/dev/null; then echo 'End of file' >&2; exit 1; fi\n"
+                         "  done\n"
+                         "fi\n");
+    const fs::path out = root / "reports";
+    const fs::path progress = root / "progress";
+    auto env = selection("2:4");
+    env["PATH"] = stand_in.string() + ":" + std::getenv("PATH");
+    const auto r = run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+                        out.string(), "--capture", "nvtx", "--", kWorker, "--steps", "4",
+                        "--work-ms", "20", "--progress", progress.string()},
+                       env);
+    EXPECT_TRUE(fs::exists(root / ("failed-" + std::to_string(failures))))
+        << "the stand-in did not fail\n"
+        << r.err;
+    EXPECT_NE(r.err.find("nsel: nsys ended (exit status 1) before the program began, a failure "
+                         "of Nsight Systems at its start-up; starting it again (2 of 3)"),
+              std::string::npos)
+        << r.err;
+    std::vector<fs::path> manifests;
+    for (const fs::path& file : files_in(out)) {
+      if (file.string().ends_with(".nsel.json")) manifests.push_back(file);
+    }
+    ASSERT_EQ(manifests.size(), 1u) << "a manifest of an earlier try was left\n" << r.err;
+    const nsel::Manifest m = manifest_at(manifests[0]);
+    if (failures < nsel::kNsysStartAttempts) {
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(m.state, "complete") << m.reason;
+      EXPECT_EQ(exported_steps(m.report), (std::vector<long long>{2, 3}));
+      // The program ran once: one line per step it began.
+      EXPECT_EQ(lines(nsel::test::slurp(progress)).size(), 4u) << nsel::test::slurp(progress);
+    } else {
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      EXPECT_EQ(m.state, "nsys_failed") << m.reason;
+      EXPECT_NE(m.reason.find("the program never started"), std::string::npos) << m.reason;
+      EXPECT_NE(r.err.find("starting it again (3 of 3)"), std::string::npos) << r.err;
+      EXPECT_FALSE(fs::exists(progress)) << "the program ran";
+    }
+    fs::remove_all(root);
+  }
 }
 
 // Two containers (PID namespaces) of one machine profiling at once. With nsys 2022.4 the second

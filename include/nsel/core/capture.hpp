@@ -24,6 +24,9 @@ inline constexpr std::string_view kStepStopHandoverVariable = "NSEL_STEP_STOP_HA
 inline constexpr std::string_view kStepRecordVariable = "NSEL_STEP_RECORD";
 inline constexpr std::string_view kStepRecordControlled = "controlled";
 inline constexpr std::string_view kStepRecordOpened = "opened";
+// Appended by nsel's step nsel-as-started just before it executes the program: without it, the
+// program has not begun, and nsys may be started again (nothing of the program is lost).
+inline constexpr std::string_view kStepRecordBegan = "began";
 // The NVTX range the step controller opens for the window in nvtx mode.
 inline constexpr std::string_view kNvtxCaptureRange = "nsel_capture";
 

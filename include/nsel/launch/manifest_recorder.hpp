@@ -66,6 +66,10 @@ class ManifestRecorder {
   // `nsys_version` when not empty), then removed.
   void read_step_record(std::filesystem::path record, std::string nsys_version);
 
+  // For an nsys that ended before the program began (and is started again): stops looking for
+  // the program and removes the pending manifest. False, with nothing changed on disk, when the
+  // program's process id was already known (its manifest has claimed a report's name).
+  bool abandon_unstarted() noexcept;
   // The manifest as last written, and where.
   const Manifest& manifest() const;
   std::filesystem::path path() const;

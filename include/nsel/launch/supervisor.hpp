@@ -32,7 +32,15 @@ struct SupervisionOptions {
   // returns the exit code to pass on (a lost capture may turn a 0 into a failure).
   std::function<void(pid_t nsys)> on_started;
   std::function<int(const SupervisionEnd& end)> on_finished;
+  // Asked when nsys has failed (exit status not 0) without the keeper ever seeing the program:
+  // true when it is certain that the program never began, and what on_started did is undone;
+  // nsys is then started again (kNsysStartAttempts in all), its start-up failure said.
+  std::function<bool()> program_never_began;
 };
+
+// How many times nsys is started for one program that never began: nsys's own start-up
+// failures (sessions started together: "End of file", "Local Endpoint is not available").
+inline constexpr int kNsysStartAttempts = 3;
 
 inline constexpr std::chrono::seconds kKillGrace{5};
 
