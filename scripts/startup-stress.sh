@@ -2,7 +2,8 @@
 # Start-up under concurrency: RANKS `nsel exec` of a selected worker started at the same moment,
 # ROUNDS times, with the nsys first on PATH (or NSYS_BIN's folder first). Counts the programs that
 # ran and the windows that left a complete report, and prints every rank that did not, with nsel's
-# exit code, its manifest's state and reason, and the end of its output.
+# exit code, its manifest's state and reason, and the end of its output; and how many times nsel
+# started nsys again after it failed before the program began.
 #
 #   bash scripts/startup-stress.sh [ROUNDS [RANKS]]     (default 10 rounds of 8 ranks)
 #   NSYS_BIN=/opt/nsight-systems-2023.4/usr/bin bash scripts/startup-stress.sh 50 8
@@ -27,7 +28,7 @@ esac
 scratch=$(mktemp -d /tmp/nsel-stress.XXXXXX)
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$scratch"' EXIT
 echo "startup-stress: $rounds rounds of $ranks ranks of '$name', $(nsys --version 2>&1 | head -1)"
-ran=0 complete=0 failures=0
+ran=0 complete=0 failures=0 restarts=0
 for ((round = 1; round <= rounds; round++)); do
   dir=$scratch/round$round
   mkdir -p "$dir/reports"
@@ -52,6 +53,7 @@ for ((round = 1; round <= rounds; round++)); do
       grep -q '"state": *"complete"' "$manifest" 2>/dev/null; then
       report_ok=1
     fi
+    restarts=$((restarts + $(grep -c "starting it again" "$dir/out.$rank")))
     ran=$((ran + program_ran))
     complete=$((complete + report_ok))
     if [ $program_ran = 0 ] || [ $report_ok = 0 ]; then
@@ -67,5 +69,6 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 total=$((rounds * ranks))
-echo "startup-stress: programs run $ran of $total, complete reports $complete of $total"
+echo "startup-stress: programs run $ran of $total, complete reports $complete of $total," \
+  "nsys started again $restarts times (its start-up failures before a program began)"
 [ $failures = 0 ]

@@ -101,11 +101,11 @@ class Keeper {
       }
       if (options_.on_started) options_.on_started(nsys_);
       const int code = supervise();
-      // nsys failed at its start-up, before the program began: nothing of the program is lost
-      // by starting nsys again.
+      // nsys failed at its start-up, before the program began (its launcher may have forked
+      // already): nothing of the program is lost by starting nsys again.
       if (attempt < kNsysStartAttempts && stop_signal_ == 0 && code != 0 &&
-          program_groups_.empty() && options_.program_never_began &&
-          options_.program_never_began()) {
+          options_.program_never_began && options_.program_never_began()) {
+        kill_program_groups(SIGKILL);  // what nsys's launcher left of a start never completed
         say("nsys ended (exit status " + std::to_string(code) +
             ") before the program began, a failure of Nsight Systems at its start-up; starting "
             "it again (" +

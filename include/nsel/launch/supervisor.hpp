@@ -32,8 +32,8 @@ struct SupervisionOptions {
   // returns the exit code to pass on (a lost capture may turn a 0 into a failure).
   std::function<void(pid_t nsys)> on_started;
   std::function<int(const SupervisionEnd& end)> on_finished;
-  // Asked when nsys has failed (exit status not 0) without the keeper ever seeing the program:
-  // true when it is certain that the program never began, and what on_started did is undone;
+  // Asked when nsys has failed (exit status not 0): true when it is certain that the program
+  // never began (nsel's step never executed it), and what on_started did is undone;
   // nsys is then started again (kNsysStartAttempts in all), its start-up failure said.
   std::function<bool()> program_never_began;
 };
