@@ -13,6 +13,7 @@
 
 #include "nsel/core/manifest.hpp"
 #include "nsel/sys/host.hpp"
+#include "nsel/sys/process.hpp"
 #include "real_reports.hpp"
 #include "support.hpp"
 
@@ -341,6 +342,36 @@ TEST_F(Reports, RecoverLeavesAnIncompleteQdstrmAsItWas) {
   EXPECT_NE(r.out.find("0 converted, 1 left as they were"), std::string::npos) << r.out;
   EXPECT_EQ(nsel::test::files_in(root), std::vector<fs::path>{qdstrm});
   EXPECT_EQ(fs::file_size(qdstrm), whole.size() / 3);
+  fs::remove_all(root);
+}
+
+// A manifest nobody but its owner may read, listed by another user: said to be unreadable, with
+// the system's reason (before: "not valid JSON"), and the report beside it still listed.
+TEST_F(Reports, AManifestThatCannotBeReadIsSaidSoNeverCalledBadJson) {
+  if (::geteuid() != 0) GTEST_SKIP() << "listing as another user needs root";
+  const auto setpriv = nsel::find_program("setpriv", std::getenv("PATH"));
+  if (!setpriv) GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  const RealFiles& f = real_files();
+  const fs::path root = make_temp_dir("manifest-unreadable");
+  place(f.report, root / f.report.filename());
+  place(f.manifest, root / f.manifest.filename());
+  fs::permissions(root, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec |
+                            fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(root / f.report.filename(), fs::perms::owner_read | fs::perms::owner_write |
+                                                  fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(root / f.manifest.filename(), fs::perms::owner_read | fs::perms::owner_write);
+  // The folders above it must let another user through (the temporary folder does).
+  const auto r = run({*setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", kNsel, "ls",
+                      "--json", root.string()},
+                     {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json ls = json::parse(r.out);
+  ASSERT_EQ(ls["notes"].size(), 1u) << r.out;
+  EXPECT_EQ(ls["notes"][0]["kind"], "bad_manifest");
+  EXPECT_EQ(ls["notes"][0]["message"],
+            (root / f.manifest.filename()).string() +
+                ": cannot be read: Permission denied; expected an nsel manifest (version 1)");
+  EXPECT_EQ(ls["reports"].size(), 1u) << r.out;
   fs::remove_all(root);
 }
 
