@@ -90,6 +90,12 @@ class Keeper {
       // Stopped while waiting for the turn: nothing has started, so nothing is lost.
       if (stop_signal_ != 0) return 128 + stop_signal_;
       say_long_turn_wait(Clock::now() - turn_asked);
+      if (attempt == 1 && options_.under_start_turn) {
+        if (const std::string refused = options_.under_start_turn(); !refused.empty()) {
+          std::fprintf(stderr, "nsel: error: %s\n", refused.c_str());
+          return 1;
+        }
+      }
       start_turn_until_ = Clock::now() + kStartTurnLimit;
       try {
         // nsys leads a group of its own (with its launcher), so the keeper can end that group
@@ -335,14 +341,15 @@ std::filesystem::path nsys_start_turn_lock() {
   return std::filesystem::path(folder) / ("nsel-nsys-start-" + std::to_string(geteuid()) + ".lock");
 }
 
-NsysNamespaceClaim claim_nsys_pid_namespace() {
-  NsysNamespaceClaim claim;
-  const std::filesystem::path turn_lock = nsys_start_turn_lock();
-  const std::filesystem::path folder = turn_lock.parent_path();
+namespace {
+
+// The live claim of another PID namespace among this user's (see NsysNamespaceClaim), as
+// "PID namespace <inode> (nsel pid <pid> there)", or "". Claims whose launch has ended are
+// removed on the way when `tidy`.
+std::string live_claim_elsewhere(bool tidy) {
+  const std::filesystem::path folder = nsys_start_turn_lock().parent_path();
   const std::string prefix = "nsel-nsys-pidns-" + std::to_string(geteuid()) + "-";
   const std::string own_namespace = std::to_string(own_pid_namespace().value_or(0));
-  // Under the start turn, so that of two launches starting together the second sees the first.
-  const FileLock turn(turn_lock, kStartTurnWait);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
     const std::string name = entry.path().filename().string();
@@ -354,25 +361,39 @@ NsysNamespaceClaim claim_nsys_pid_namespace() {
     const int fd = ::open(entry.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat info {};
+    std::string found;
     // Only this user's claims count: nobody else's file can stop a launch.
     if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == geteuid()) {
       if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK || rest.substr(0, dash) == own_namespace) {
-          close(fd);
-          continue;  // a live launch of this namespace: no conflict
+        if (errno == EWOULDBLOCK && rest.substr(0, dash) != own_namespace) {
+          found = "PID namespace " + rest.substr(0, dash) + " (nsel pid " + rest.substr(dash + 1) +
+                  " there)";
         }
-        claim.conflict = "PID namespace " + rest.substr(0, dash) + " (nsel pid " +
-                         rest.substr(dash + 1) + " there)";
-        close(fd);
-        return claim;
+      } else if (tidy) {
+        ::unlink(entry.path().c_str());  // its launch has ended
       }
-      ::unlink(entry.path().c_str());  // its launch has ended
     }
     close(fd);
+    if (!found.empty()) return found;
   }
-  claim.held =
-      FileLock(folder / (prefix + own_namespace + "-" + std::to_string(getpid()) + ".lock"),
-               std::chrono::milliseconds(0));
+  return "";
+}
+
+}  // namespace
+
+std::string nsys_pid_namespace_in_use_elsewhere() {
+  return live_claim_elsewhere(false);
+}
+
+NsysNamespaceClaim claim_nsys_pid_namespace() {
+  NsysNamespaceClaim claim;
+  claim.conflict = live_claim_elsewhere(true);
+  if (!claim.conflict.empty()) return claim;
+  const std::filesystem::path folder = nsys_start_turn_lock().parent_path();
+  claim.held = FileLock(folder / ("nsel-nsys-pidns-" + std::to_string(geteuid()) + "-" +
+                                  std::to_string(own_pid_namespace().value_or(0)) + "-" +
+                                  std::to_string(getpid()) + ".lock"),
+                        std::chrono::milliseconds(0));
   return claim;
 }
 

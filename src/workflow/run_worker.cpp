@@ -252,19 +252,22 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
 
   const WorkerPlan& plan = launch.plan;
   check_report_folder(request, plan);
-  // Held for the whole run (the keeper, forked, holds it too): see NsysNamespaceClaim.
-  NsysNamespaceClaim namespace_claim;
-  if (launch.nsys_version && nsys_behaviour(*launch.nsys_version).one_pid_namespace_at_a_time) {
-    namespace_claim = claim_nsys_pid_namespace();
-    if (!namespace_claim.conflict.empty()) {
-      throw Error("worker " + quote(plan.worker) + ": Nsight Systems " + launch.nsys_version->text +
-                      " runs the sessions of one PID namespace (container) at a time on a "
-                      "machine, and an nsel exec in " +
-                      namespace_claim.conflict +
-                      " runs one now: this one would fail before its program starts (\"Agent "
-                      "launcher failed\"); use Nsight Systems 2023.4 or later (NSEL_NSYS, PATH), "
-                      "or start it when that run has ended",
-                  1);
+  // See NsysNamespaceClaim: looked at here, before anything is said or started, and claimed by
+  // the keeper under its start turn, for the whole run.
+  const bool one_namespace_at_a_time =
+      launch.nsys_version && nsys_behaviour(*launch.nsys_version).one_pid_namespace_at_a_time;
+  const auto namespace_refusal = [&](const std::string& other) {
+    return "worker " + quote(plan.worker) + ": Nsight Systems " + launch.nsys_version->text +
+           " runs the sessions of one PID namespace (container) at a time on a machine, and an "
+           "nsel exec in " +
+           other +
+           " runs one now: this one would fail before its program starts (\"Agent launcher "
+           "failed\"); use Nsight Systems 2023.4 or later (NSEL_NSYS, PATH), or start it when "
+           "that run has ended";
+  };
+  if (one_namespace_at_a_time) {
+    if (const std::string other = nsys_pid_namespace_in_use_elsewhere(); !other.empty()) {
+      throw Error(namespace_refusal(other), 1);
     }
   }
   // Told once the job can start: a bad --output-dir stays a one-line error.
@@ -285,6 +288,13 @@ int run_worker(const WorkerRequest& request, const std::function<void(const std:
     std::error_code ignored;
     if (step_record) std::filesystem::remove(*step_record, ignored);
   };
+  NsysNamespaceClaim namespace_claim;  // in the keeper's memory: held as long as it runs
+  if (one_namespace_at_a_time) {
+    supervision.under_start_turn = [&]() -> std::string {
+      namespace_claim = claim_nsys_pid_namespace();
+      return namespace_claim.conflict.empty() ? "" : namespace_refusal(namespace_claim.conflict);
+    };
+  }
   supervision.on_started = [&](pid_t nsys) {
     manifest.emplace(plan, nsys);
     if (step_record) {

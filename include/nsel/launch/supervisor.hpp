@@ -36,6 +36,9 @@ struct SupervisionOptions {
   // never began (nsel's step never executed it), and what on_started did is undone;
   // nsys is then started again (kNsysStartAttempts in all), its start-up failure said.
   std::function<bool()> program_never_began;
+  // Run in the keeper while it holds the start turn, before nsys first starts: a non-empty
+  // answer is an error line (said as "nsel: error: ..."), and nothing starts (exit 1).
+  std::function<std::string()> under_start_turn;
 };
 
 // How many times nsys is started for one program that never began: nsys's own start-up
@@ -52,14 +55,18 @@ std::filesystem::path nsys_start_turn_lock();
 
 // Where nsys runs the sessions of one PID namespace at a time on a machine (2022.4), each launch
 // of this user holds a claim for its whole run: a file beside the start-turn lock named with its
-// PID namespace, locked while open (flock reaches across PID namespaces; the keeper, forked,
-// holds it too). Taken under the start turn: `conflict` then names a live claim of another
-// namespace, and `held` is empty; else `held` is this launch's claim.
+// PID namespace, locked while open (flock reaches across PID namespaces). Taken by the keeper
+// under the start turn (SupervisionOptions::under_start_turn), so that of two launches starting
+// together the second sees the first: `conflict` then names a live claim of another namespace
+// ("PID namespace 4026532175 (nsel pid 22 there)") and `held` is empty; else `held` is this
+// launch's claim. Claims of ended launches are removed on the way.
 struct NsysNamespaceClaim {
   FileLock held;
-  std::string conflict;  // "PID namespace 4026532175 (nsel pid 22 there)"
+  std::string conflict;
 };
 NsysNamespaceClaim claim_nsys_pid_namespace();
+// The same look without a claim or the turn (before anything is said or started), or "".
+std::string nsys_pid_namespace_in_use_elsewhere();
 
 // Runs `command` (nsys profile ... PROGRAM ARGS, argv[0] absolute) with `extra_environment`
 // added, and returns its exit code (nsys passes on the program's; 128 + N for a signal N).
