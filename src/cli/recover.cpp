@@ -79,13 +79,14 @@ Action add_recover(CLI::App& app) {
       try {
         const std::optional<std::string> text =
             read_capped_file(*r.manifest, kManifestReadCap).text;
-        const Manifest m = parse_manifest(text.value_or(""), r.manifest->string());
-        if (const auto problem = manifest_paths_problem(*r.manifest, m)) {
+        const Manifest given = parse_manifest(text.value_or(""), r.manifest->string());
+        if (const auto problem = manifest_paths_problem(*r.manifest, given)) {
           ++refused;
           std::fputs(render_recover_file_text(*r.manifest, "left as is: it " + *problem).c_str(),
                      stdout);
           continue;
         }
+        const Manifest m = confined_to_folder(given, *r.manifest);
         std::error_code ec;
         // A report nsys wrote under its launch's hidden name, its launcher killed before it
         // could give the report its own name: renamed, nothing to convert.

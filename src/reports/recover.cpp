@@ -220,23 +220,10 @@ std::optional<std::string> manifest_paths_problem(const fs::path& manifest_path,
     return "is another user's (uid " + std::to_string(own.st_uid) +
            "): the files it names are not followed";
   }
-  const fs::path folder =
-      manifest_path.has_parent_path() ? manifest_path.parent_path() : fs::path(".");
-  const auto in_own_folder = [&](const fs::path& file) {
-    std::error_code ec;
-    const fs::path parent = file.has_parent_path() ? file.parent_path() : fs::path(".");
-    return fs::equivalent(parent, folder, ec) && !ec;
-  };
-  if (!manifest.report.empty()) {
-    const fs::path report(manifest.report);
-    if (!report.filename().string().ends_with(".nsys-rep") || !in_own_folder(report)) {
-      return "names " + quote(manifest.report) +
-             " as its report, which is not a .nsys-rep in its own folder: not followed";
-    }
-  }
-  if (const auto hidden = unnamed_report_of(manifest); hidden && !in_own_folder(*hidden)) {
-    return "names " + quote(hidden->string()) +
-           " as its launch's output, outside its own folder: not followed";
+  if (!manifest.report.empty() &&
+      !fs::path(manifest.report).filename().string().ends_with(".nsys-rep")) {
+    return "names " + quote(manifest.report) +
+           " as its report, which is no report's name (.nsys-rep): not followed";
   }
   if (manifest.qdstrm) {
     struct stat left {};
@@ -247,6 +234,20 @@ std::optional<std::string> manifest_paths_problem(const fs::path& manifest_path,
     }
   }
   return std::nullopt;
+}
+
+Manifest confined_to_folder(const Manifest& manifest, const fs::path& manifest_path) {
+  const fs::path folder =
+      manifest_path.has_parent_path() ? manifest_path.parent_path() : fs::path(".");
+  Manifest confined = manifest;
+  if (!confined.report.empty()) {
+    confined.report = (folder / fs::path(confined.report).filename()).string();
+  }
+  const auto o = std::find(confined.command.begin(), confined.command.end(), "-o");
+  if (o != confined.command.end() && o + 1 != confined.command.end()) {
+    *(o + 1) = (folder / fs::path(*(o + 1)).filename()).string();
+  }
+  return confined;
 }
 
 }  // namespace nsel

@@ -830,11 +830,14 @@ TEST(Exec, AFullReportFolderIsNamedAndTheCaptureFound) {
   EXPECT_TRUE(fs::is_regular_file(*m.qdstrm)) << *m.qdstrm;
   EXPECT_NE(m.reason.find(*m.qdstrm), std::string::npos) << m.reason;
   // Space again (the tmpfs is gone with its namespace): 'nsel recover' finds the capture where
-  // the manifest says and makes the report it names, which holds the window.
+  // the manifest says and makes the report it names beside the manifest (in the folder given to
+  // recover, never outside it), which holds the window.
   const auto recovered = run({kNsel, "recover", saved.string()}, {});
   EXPECT_EQ(recovered.exit_code, 0) << recovered.out << recovered.err;
-  ASSERT_TRUE(fs::is_regular_file(m.report)) << recovered.out << recovered.err;
-  EXPECT_EQ(exported_steps(m.report), (std::vector<long long>{2, 3}));
+  const fs::path report = saved / fs::path(m.report).filename();
+  ASSERT_TRUE(fs::is_regular_file(report)) << recovered.out << recovered.err;
+  EXPECT_EQ(exported_steps(report), (std::vector<long long>{2, 3}));
+  EXPECT_FALSE(fs::exists(m.report)) << "written outside the folder given";
   fs::remove_all(dir);
 }
 

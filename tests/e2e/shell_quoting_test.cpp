@@ -10,6 +10,7 @@
 #include "nsel/core/command_line.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
+#include "nsel/core/terminal_text.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -130,10 +131,12 @@ TEST(ShellQuoting, HostileValuesStayLiteralThroughNselExec) {
   argv.insert(argv.end(), kHostile.begin(), kHostile.end());
   const auto r = nsel::test::run(argv, selection.env(dir), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // The log line quotes nothing away: the worker and pattern appear exactly.
-  EXPECT_NE(r.err.find("Nsight profiling enabled for worker '" + selection.worker +
-                       "' (matched pattern '*$(touch pwned)*')"),
-            std::string::npos)
+  // The log line quotes nothing away: the worker and pattern appear whole, only the worker's
+  // newline shown as "\n" (a raw one would forge a line of the log).
+  EXPECT_NE(
+      r.err.find("Nsight profiling enabled for worker '" + nsel::terminal_text(selection.worker) +
+                 "' (matched pattern '*$(touch pwned)*')"),
+      std::string::npos)
       << r.err;
   expect_literal_run(dir, output_dir, selection, true);
   fs::remove_all(dir);

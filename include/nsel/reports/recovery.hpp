@@ -55,13 +55,17 @@ Recovery recover_qdstrm(const std::filesystem::path& qdstrm, const std::filesyst
 // and the rename. nullopt when there is none.
 std::optional<std::filesystem::path> unnamed_report_of(const Manifest& manifest);
 
-// Why `nsel recover` may not act on the paths a manifest names (nullopt: it may). A manifest is
-// trusted only when it is this user's own file; the report it names (and the hidden name its
-// launch wrote) must be a .nsys-rep in the manifest's own folder, and a .qdstrm it names
+// Why `nsel recover` may not act on a manifest (nullopt: it may). A manifest is trusted only
+// when it is this user's own file and names a report (.nsys-rep), and a .qdstrm it names
 // elsewhere (nsys's $TMPDIR) must be this user's file. So a manifest planted in a shared folder
-// never makes recover read or write outside it.
+// never makes recover read another user's capture, or write anything.
 std::optional<std::string> manifest_paths_problem(const std::filesystem::path& manifest_path,
                                                   const Manifest& manifest);
+
+// The manifest with its report and its launch's hidden name (-o) moved into the manifest's own
+// folder, by their file names: what recover writes stays inside the folders it was given, also
+// for a manifest copied elsewhere (a mirror, a saved folder).
+Manifest confined_to_folder(const Manifest& manifest, const std::filesystem::path& manifest_path);
 
 // Gives that report the name its manifest holds, in a rename that never replaces. Returns what
 // was done, for one line of output; `named` says whether it was.
