@@ -287,15 +287,13 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
     // writes it.
     const fs::path log = fs::path(temporary.string() + ".log");
     fs::remove(log, ec);  // anything planted there (a link) is not written through
-    int code = 0;
-    std::string said;
-    {
-      // A stop signal (StopCleanup, set up by the caller) ends nsys and removes its output.
-      const RemovedOnStop remove_on_stop(temporary);
-      const RemovedOnStop remove_log_on_stop(log);
-      code = run_quietly_stoppable(command, log);
-      said = read_small_file(log).value_or("");
-    }
+    // A stop signal (StopCleanup, set up by the caller) ends nsys and removes its output, until
+    // the export has its final name: nsys may end just before the signal, and the temporary is
+    // still there while it is checked and renamed.
+    const RemovedOnStop remove_on_stop(temporary);
+    const RemovedOnStop remove_log_on_stop(log);
+    const int code = run_quietly_stoppable(command, log);
+    const std::string said = read_small_file(log).value_or("");
     if (settings.nsys_output) settings.nsys_output(report, said);
     if (code != 0 || !is_complete_export(temporary)) {
       fs::remove(temporary, ec);

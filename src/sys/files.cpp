@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "nsel/core/error.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -57,6 +58,8 @@ std::optional<std::string> write_and_rename(const fs::path& path, std::string_vi
   // The name is predictable: whatever another user planted there (a link to a file of ours) is
   // removed, and the file made anew, never followed.
   ::unlink(temporary.c_str());
+  // A stop signal while it is written (under a StopCleanup) leaves no half-written temporary.
+  const RemovedOnStop remove_on_stop(temporary);
   const int fd =
       ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return std::string(std::strerror(errno));

@@ -4,19 +4,23 @@
 // where that folder is absent).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "nsel/analyze/exports.hpp"
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/sys/process.hpp"
 #include "unit_files.hpp"
 
 namespace fs = std::filesystem;
@@ -217,6 +221,39 @@ TEST(ExportTrust, TheCacheIsPrivateAndOthersFilesInItAreNeverRead) {
   EXPECT_EQ(nsel::default_export_cache_dir(std::nullopt, std::nullopt).filename(),
             "nsel-exports-" + std::to_string(::geteuid()));
   fs::permissions(dir / "run", fs::perms::owner_all);
+  fs::remove_all(dir);
+}
+
+// nsys may end just before a stop signal: its output is then complete but still under its
+// temporary name while nsel checks and renames it. A SIGTERM there (made to come at that very
+// moment, in a forked child) must leave no temporary behind, as one while nsys runs does not.
+TEST(ExportStop, ASignalAfterNsysEndedBeforeTheRenameLeavesNoTemporary) {
+  const fs::path dir = nsel::test::fresh_dir("exports", "stopped");
+  nsel::ExportSettings settings = stand_in_nsys(dir);
+  fs::create_directories(dir / "run");
+  const fs::path report = dir / "run" / "r.nsys-rep";
+  std::ofstream(report) << "100";
+  settings.nsys_output = [](const fs::path&, const std::string&) { std::raise(SIGTERM); };
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const nsel::StopCleanup stop_cleanup;
+    try {
+      nsel::ensure_export(report, settings);
+    } catch (...) {
+    }
+    ::_exit(0);  // never reached when the signal's cleanup ran
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir / "run")) {
+    left.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"r.nsys-rep"});
+  EXPECT_EQ(exports_made(dir), 1);  // nsys did run and end
   fs::remove_all(dir);
 }
 

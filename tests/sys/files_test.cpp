@@ -7,13 +7,20 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "nsel/core/error.hpp"
+#include "nsel/sys/process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -182,6 +189,37 @@ TEST_F(SpecialOutputs, ACappedReadRefusesWhatIsNotASmallRegularFile) {
   EXPECT_EQ(nsel::read_capped_file(dir_ / "absent", 100).problem,
             "cannot be read: No such file or directory");
   EXPECT_EQ(nsel::read_small_file(dir_ / "fifo"), std::nullopt);
+}
+
+// A stop signal (under a StopCleanup, as `nsel report` runs) at any moment of an atomic write
+// leaves the old file or the new one, never the temporary: a forked child rewrites a 4 MiB page
+// without pause and is sent SIGTERM at random moments.
+TEST_F(SpecialOutputs, AStopSignalWhileAFileIsWrittenLeavesNoTemporary) {
+  const std::string page(4 << 20, 'x');
+  std::mt19937 random(::getpid());
+  for (int round = 0; round < 20; ++round) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const nsel::StopCleanup stop_cleanup;
+      for (;;) nsel::write_file_atomically(dir_ / "page.html", page);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 + random() % 40));
+    ASSERT_EQ(::kill(child, SIGTERM), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "round " << round;
+    EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+    std::vector<std::string> left;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      left.push_back(entry.path().filename().string());
+    }
+    EXPECT_TRUE(left.empty() || left == std::vector<std::string>{"page.html"})
+        << "round " << round << ": " << left.size() << " files, first " << left.front();
+    if (!left.empty()) {
+      EXPECT_EQ(fs::file_size(dir_ / "page.html"), page.size());
+    }
+  }
 }
 
 TEST(PrivateTemporaryFile, IsNewEmptyAndOnlyTheUsers) {
