@@ -41,12 +41,24 @@ std::string escape_at(std::string_view text, std::size_t i, std::size_t& length)
   return {};
 }
 
-// Bytes of the UTF-8 character starting with `lead` (1 for a stray byte).
-std::size_t utf8_length(unsigned char lead) {
-  if (lead >= 0xf0 && lead < 0xf8) return 4;
-  if (lead >= 0xe0) return lead < 0xf0 ? 3 : 1;
-  if (lead >= 0xc0) return 2;
-  return 1;
+// Bytes of the UTF-8 character starting at text[i]: 1 for a stray byte, and for a lead byte
+// whose sequence is cut short, so that a control byte after it is still escaped on its own.
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  std::size_t length = 1;
+  if (lead >= 0xf0 && lead < 0xf8) {
+    length = 4;
+  } else if (lead >= 0xe0 && lead < 0xf0) {
+    length = 3;
+  } else if (lead >= 0xc0 && lead < 0xe0) {
+    length = 2;
+  }
+  if (i + length > text.size()) return 1;
+  for (std::size_t k = 1; k < length; ++k) {
+    const auto next = static_cast<unsigned char>(text[i + k]);
+    if (next < 0x80 || next > 0xbf) return 1;
+  }
+  return length;
 }
 
 }  // namespace
@@ -63,7 +75,7 @@ std::string terminal_text(std::string_view name, std::size_t max_bytes) {
     std::size_t length = 1;
     std::string piece = escape_at(name, i, length);
     if (piece.empty()) {
-      length = std::min(utf8_length(static_cast<unsigned char>(name[i])), name.size() - i);
+      length = utf8_length(name, i);
       piece.assign(name.substr(i, length));
     }
     if (capped && out.size() + piece.size() > room) {

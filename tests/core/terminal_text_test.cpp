@@ -27,6 +27,24 @@ TEST(TerminalText, EscapesEveryControlCharacterAndKeepsTheRest) {
   EXPECT_FALSE(nsel::has_control_characters("a b"));
 }
 
+// A lead byte whose UTF-8 sequence is cut short by a control byte is a stray byte: the control
+// after it is still escaped. Before, the lead byte took the next bytes with it unchecked, and a
+// newline or an ESC after it reached the terminal raw.
+TEST(TerminalText, AControlAfterAnUnfinishedUtf8CharacterIsStillEscaped) {
+  EXPECT_EQ(terminal_text("\xe0\n"), "\xe0\\n");
+  EXPECT_EQ(terminal_text("a\xf0\x9f\x1b[2J"), "a\xf0\x9f\\x1b[2J");
+  EXPECT_EQ(terminal_text("\xc3\r"), "\xc3\\r");
+  EXPECT_EQ(terminal_text("\xe2\x9c\xc2\x9b"), "\xe2\x9c\\u009b");
+  EXPECT_TRUE(nsel::has_control_characters("\xe0\n"));
+  nsel::WorkerPlan plan;
+  plan.worker = "w\xe0\nINJECTED";
+  plan.pattern = "*";
+  EXPECT_EQ(plan.log_line().find('\n'), std::string::npos) << plan.log_line();
+  // Whole characters of 2, 3 and 4 bytes are kept, a lone trailing lead byte too.
+  EXPECT_EQ(terminal_text("\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80\xe0"),
+            "\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80\xe0");
+}
+
 TEST(TerminalText, CutsLongNamesWithAMarkWithinTheLimit) {
   EXPECT_EQ(terminal_text("abcdefghij", 10), "abcdefghij");
   EXPECT_EQ(terminal_text("abcdefghijk", 10), "abcdefg...");
