@@ -39,7 +39,9 @@ Action add_recover(CLI::App& app) {
       "importer works on a hidden copy, the report appears under its final name only when\n"
       "complete, an existing report is never replaced, and the .qdstrm is removed after a\n"
       "successful conversion (unless --keep-qdstrm). A .qdstrm still being written (changed in\n"
-      "the last 30 s) is left alone. Exit code 1 when any conversion failed.\n"
+      "the last 30 s) is left alone. A whole report left under its launch's hidden name (its\n"
+      "nsel exec killed, or every name it could take another file's) gets its name. Exit code\n"
+      "1 when any conversion or naming failed.\n"
       "Usage: nsel recover [--importer PATH] [--keep-qdstrm] [ROOT...]");
   recover->add_option("ROOT", options->roots, "folders to search");
   recover->add_option("--importer", options->importer, "the QdstrmImporter to use")
@@ -88,6 +90,14 @@ Action add_recover(CLI::App& app) {
         }
         const Manifest m = confined_to_folder(given, *r.manifest);
         std::error_code ec;
+        // A whole report left under its hidden name, every name being taken when its run ended.
+        if (m.state == kManifestNameTaken && m.pid != 0) {
+          const Naming naming = name_report_left_hidden(*r.manifest, m);
+          any_unnamed = true;
+          if (!naming.named) ++unnamed_failed;
+          std::fputs(render_recover_file_text(m.report, naming.message).c_str(), stdout);
+          continue;
+        }
         // A report nsys wrote under its launch's hidden name, its launcher killed before it
         // could give the report its own name: renamed, nothing to convert.
         if (const auto unnamed = unnamed_report_of(m)) {

@@ -170,11 +170,13 @@ Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool k
   return result;
 }
 
-std::optional<fs::path> unnamed_report_of(const Manifest& manifest) {
-  if (manifest.pid == 0 || manifest.report.empty()) return std::nullopt;
+namespace {
+
+// The launch's -o value in the manifest's command, with %p and %% as nsys expands them (nsel's
+// hidden names hold only those, never %h or %q{}); empty without one.
+std::string expanded_output(const Manifest& manifest) {
   const auto o = std::find(manifest.command.begin(), manifest.command.end(), "-o");
-  if (o == manifest.command.end() || o + 1 == manifest.command.end()) return std::nullopt;
-  // nsel's hidden names hold only %p and %% (escape_output_name), never %h or %q{}.
+  if (o == manifest.command.end() || o + 1 == manifest.command.end()) return "";
   std::string name;
   const std::string& output = *(o + 1);
   for (std::size_t i = 0; i < output.size(); ++i) {
@@ -188,6 +190,15 @@ std::optional<fs::path> unnamed_report_of(const Manifest& manifest) {
       name += output[i];
     }
   }
+  return name;
+}
+
+}  // namespace
+
+std::optional<fs::path> unnamed_report_of(const Manifest& manifest) {
+  if (manifest.pid == 0 || manifest.report.empty()) return std::nullopt;
+  std::string name = expanded_output(manifest);
+  if (name.empty()) return std::nullopt;
   if (!name.ends_with(".nsys-rep")) name += ".nsys-rep";
   const fs::path hidden(name);
   if (!hidden.filename().string().starts_with(".") || hidden == fs::path(manifest.report)) {
@@ -196,6 +207,65 @@ std::optional<fs::path> unnamed_report_of(const Manifest& manifest) {
   std::error_code ec;
   if (!fs::is_regular_file(fs::symlink_status(hidden, ec))) return std::nullopt;
   return hidden;
+}
+
+std::optional<fs::path> intended_report_name(const Manifest& manifest) {
+  if (manifest.pid == 0) return std::nullopt;
+  const fs::path hidden(expanded_output(manifest));
+  const std::string name = hidden.filename().string();
+  const std::size_t tag = name.rfind('.');
+  if (!name.starts_with(".") || tag == std::string::npos || tag <= 1) return std::nullopt;
+  return hidden.parent_path() / (name.substr(1, tag - 1) + ".nsys-rep");
+}
+
+Naming name_report_left_hidden(const fs::path& manifest_path, const Manifest& manifest) {
+  Naming out;
+  const auto wanted = intended_report_name(manifest);
+  std::error_code ec;
+  const fs::path hidden(manifest.report);
+  if (!wanted || !hidden.filename().string().starts_with(".") ||
+      !fs::is_regular_file(fs::symlink_status(hidden, ec))) {
+    out.message = "left as is: the report it names, " + quote(manifest.report) +
+                  ", is not there under its hidden name";
+    return out;
+  }
+  for (int k = 1; k <= kReportNameVariants; ++k) {
+    const fs::path report = report_name_variant(*wanted, k);
+    const auto claimed = files_claiming_report_name(report);
+    if (std::any_of(claimed.begin(), claimed.end(),
+                    [](const fs::path& file) { return anything_at(file); })) {
+      continue;
+    }
+    const int error = rename_no_replace(hidden, report);
+    if (error == EEXIST) continue;
+    if (error != 0) {
+      out.message =
+          "left as is: cannot name it " + quote(report.string()) + ": " + std::strerror(error);
+      return out;
+    }
+    out.named = true;
+    out.message = "named " + report.string();
+    // Its manifest now says what it holds, under the report's own manifest name.
+    Manifest named = manifest;
+    named.report = report.string();
+    named.state = std::string(kManifestComplete);
+    named.reason =
+        "named by 'nsel recover': every name the report could take was another "
+        "file's when its run ended";
+    try {
+      write_file_atomically(manifest_path, serialize_manifest(named));
+      if (rename_no_replace(manifest_path, manifest_path_for(report)) != 0) {
+        out.message += " (its manifest stays " + quote(manifest_path.string()) + ")";
+      }
+    } catch (const Error& e) {
+      out.message += std::string(" (its manifest still says name_taken: ") + e.what() + ")";
+    }
+    return out;
+  }
+  out.message = "left as is: every name it may take (" + wanted->filename().string() +
+                " and its -2 to -" + std::to_string(kReportNameVariants) +
+                " variants) is still another file's";
+  return out;
 }
 
 Naming name_unnamed_report(const Manifest& manifest) {

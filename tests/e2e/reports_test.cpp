@@ -12,9 +12,11 @@
 #include <thread>
 
 #include "nsel/core/manifest.hpp"
+#include "nsel/launch/manifest_recorder.hpp"
 #include "nsel/sys/host.hpp"
 #include "nsel/sys/process.hpp"
 #include "real_reports.hpp"
+#include "sample_manifest.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -390,11 +392,7 @@ TEST_F(Reports, RecoverNeverFollowsAManifestOutOfItsFolderOrOfAnotherUser) {
   fs::permissions(secret, fs::perms::owner_all);
   const fs::path capture = secret / "nsys-report-cb3a.qdstrm";
   place(f.qdstrm, capture);
-  nsel::Manifest m;
-  m.worker = "w";
-  m.step_window = "2:4";
-  m.step_start = 2;
-  m.step_stop = 4;
+  nsel::Manifest m = nsel::test::window_manifest();
   m.pid = 4242;
   m.nsel_pid = 999999;
   m.host = host_name();
@@ -445,6 +443,61 @@ TEST_F(Reports, RecoverNeverFollowsAManifestOutOfItsFolderOrOfAnotherUser) {
   EXPECT_TRUE(fs::is_regular_file(shared / "w_2:4_4242.nsys-rep")) << r.out;
   EXPECT_TRUE(nsel::test::files_in(outside).empty()) << "written outside the folder given";
   fs::remove_all(root);
+}
+
+// Every name a report could take was another file's when its run ended (name_taken, the
+// manifest written by nsel's own recorder): the whole report stays hidden until a name frees,
+// then recover gives it that name and its manifest says complete. Before, recover said nothing
+// to recover while the manifest promised it would name the report.
+TEST_F(Reports, RecoverNamesAReportLeftHiddenOnceANameIsFree) {
+  const RealFiles& f = real_files();
+  const fs::path dir = make_temp_dir("recover-name-taken");
+  const fs::path wanted = dir / "w_4242.nsys-rep";
+  for (int k = 1; k <= nsel::kReportNameVariants; ++k) {
+    spit(nsel::report_name_variant(wanted, k), "another's");
+  }
+  nsel::Manifest m = nsel::test::window_manifest();
+  m.nsel_pid = ::getpid();
+  m.host = host_name();
+  m.start_time = "2026-12-07T05:00:00.000Z";
+  const std::string hidden_output = (dir / ".w_%p.nsel77-ab12").string();
+  m.command = {"nsys", "profile", "-o", hidden_output, "prog"};
+  const fs::path hidden = dir / ".w_4242.nsel77-ab12.nsys-rep";
+  fs::path pending;
+  {
+    nsel::ManifestRecorder recorder(m, hidden_output, (dir / "w_%p").string());
+    place(f.report, hidden);  // what nsys wrote
+    ASSERT_EQ(recorder.finish(0), "name_taken");
+    pending = recorder.path();
+  }
+  auto r = run({kNsel, "recover", dir.string()}, {});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, hidden.string() +
+                       ": left as is: every name it may take (w_4242.nsys-rep and its -2 to -99 "
+                       "variants) is still another file's\n");
+  EXPECT_TRUE(fs::is_regular_file(hidden));
+
+  fs::remove(nsel::report_name_variant(wanted, 7));
+  r = run({kNsel, "recover", dir.string()}, {});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const fs::path named = dir / "w_4242-7.nsys-rep";
+  EXPECT_EQ(r.out, hidden.string() + ": named " + named.string() + "\n");
+  EXPECT_FALSE(fs::exists(hidden));
+  EXPECT_TRUE(fs::is_regular_file(named) && slurp(named) == slurp(f.report)) << "not the capture";
+  EXPECT_FALSE(fs::exists(pending));
+  const nsel::Manifest done =
+      nsel::parse_manifest(slurp(nsel::manifest_path_for(named)), "manifest");
+  EXPECT_EQ(done.state, "complete");
+  EXPECT_EQ(done.report, named.string());
+  EXPECT_EQ(listed(ls_json({dir.string()}), named.filename().string())["state"], "complete");
+  for (int k = 1; k <= nsel::kReportNameVariants; ++k) {
+    if (k == 7) continue;
+    EXPECT_EQ(slurp(nsel::report_name_variant(wanted, k)), "another's") << k;
+  }
+  r = run({kNsel, "recover", dir.string()}, {});  // once named, nothing more to do
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("named"), std::string::npos) << r.out;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "nsel/core/manifest.hpp"
 #include "nsel/launch/manifest_recorder.hpp"
+#include "sample_manifest.hpp"
 
 namespace fs = std::filesystem;
 
@@ -32,11 +33,7 @@ std::string slurp(const fs::path& path) {
 }
 
 nsel::Manifest sample_manifest() {
-  nsel::Manifest m;
-  m.worker = "w";
-  m.step_window = "2:4";
-  m.step_start = 2;
-  m.step_stop = 4;
+  nsel::Manifest m = nsel::test::window_manifest();
   // Its own process as nsel's: it has no child, so the program's pid comes from the files.
   m.nsel_pid = ::getpid();
   return m;

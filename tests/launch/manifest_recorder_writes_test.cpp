@@ -29,6 +29,7 @@
 #include "nsel/core/plan.hpp"
 #include "nsel/launch/manifest_recorder.hpp"
 #include "nsel/sys/host.hpp"
+#include "sample_manifest.hpp"
 
 namespace {
 
@@ -112,11 +113,7 @@ void age(const fs::path& file) {
 
 // nsel's own process as the launcher: its children are the candidates for the program.
 nsel::Manifest sample_manifest(const std::string& worker = "w") {
-  nsel::Manifest m;
-  m.worker = worker;
-  m.step_window = "2:4";
-  m.step_start = 2;
-  m.step_stop = 4;
+  nsel::Manifest m = nsel::test::window_manifest(worker);
   m.nsel_pid = ::getpid();
   m.command = {"nsys", "profile", "prog"};
   m.host = "host-1";

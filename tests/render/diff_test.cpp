@@ -232,6 +232,7 @@ TEST(RenderDiff, CsvFilesWithHeadersAndRows) {
                                       0) == 0;
                          }),
             kernels.end());
+  fs::remove_all(dir.parent_path());
 }
 
 // The terminal tables cost time in their content, not in rows x widest cell: a 5 MB name is cut

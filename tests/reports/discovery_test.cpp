@@ -23,6 +23,7 @@
 #include "nsel/reports/report_files.hpp"
 #include "nsel/sys/host.hpp"
 #include "nsel/sys/proc.hpp"
+#include "sample_manifest.hpp"
 
 namespace fs = std::filesystem;
 
@@ -165,11 +166,7 @@ TEST_F(Discover, AReportLeftUnderItsLaunchsHiddenNameIsNamedAndCanBeNamed) {
   ASSERT_GT(launcher, 0);
   ASSERT_GT(program, 0);
   const std::string pid = std::to_string(program);
-  nsel::Manifest m;
-  m.worker = "w";
-  m.step_window = "2:4";
-  m.step_start = 2;
-  m.step_stop = 4;
+  nsel::Manifest m = nsel::test::window_manifest();
   m.pid = program;
   m.nsel_pid = launcher;
   m.host = nsel::host_name();
@@ -211,11 +208,7 @@ TEST_F(Discover, AReportLeftUnderItsLaunchsHiddenNameIsNamedAndCanBeNamed) {
 TEST_F(Discover, APendingManifestCopiedBeforeItsLaunchClaimedItsNameIsThatLaunch) {
   const fs::path root = dir_ / "root";
   fs::create_directories(root);
-  nsel::Manifest m;
-  m.worker = "w";
-  m.step_window = "2:4";
-  m.step_start = 2;
-  m.step_stop = 4;
+  nsel::Manifest m = nsel::test::window_manifest();
   m.nsel_pid = 999999;  // a launcher that has ended, on this host
   m.host = nsel::host_name();
   m.start_time = "2026-12-02T05:00:00.000Z";
@@ -252,11 +245,7 @@ TEST_F(Discover, AWriterInAnotherNamespaceOrBootIsNeverCalledKilledWhenItCannotB
   fs::create_directories(root);
   const auto own_namespace = nsel::own_pid_namespace();
   ASSERT_TRUE(own_namespace.has_value());
-  nsel::Manifest m;
-  m.worker = "w";
-  m.step_window = "2:4";
-  m.step_start = 2;
-  m.step_stop = 4;
+  nsel::Manifest m = nsel::test::window_manifest();
   m.pid = 4242;
   m.nsel_pid = 4241;
   m.host = nsel::host_name();

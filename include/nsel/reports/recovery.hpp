@@ -75,4 +75,15 @@ struct Naming {
 };
 Naming name_unnamed_report(const Manifest& manifest);
 
+// The name a launch meant its report to have: its hidden -o value is "." + that name + "." + a
+// tag without dots (plan.cpp). nullopt when the manifest has no such -o or no process id.
+std::optional<std::filesystem::path> intended_report_name(const Manifest& manifest);
+
+// A report its run left under the hidden name because every name it could take was another
+// file's (state name_taken, `manifest` read from `manifest_path`): renamed, never replacing, to
+// the first of those names that is free now, and its manifest rewritten to say complete and
+// moved beside it. Nothing is renamed while no name is free.
+Naming name_report_left_hidden(const std::filesystem::path& manifest_path,
+                               const Manifest& manifest);
+
 }  // namespace nsel
