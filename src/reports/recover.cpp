@@ -223,10 +223,17 @@ Naming name_report_left_hidden(const fs::path& manifest_path, const Manifest& ma
   const auto wanted = intended_report_name(manifest);
   std::error_code ec;
   const fs::path hidden(manifest.report);
+  struct stat left {};
   if (!wanted || !hidden.filename().string().starts_with(".") ||
-      !fs::is_regular_file(fs::symlink_status(hidden, ec))) {
+      ::lstat(hidden.c_str(), &left) != 0 || !S_ISREG(left.st_mode)) {
     out.message = "left as is: the report it names, " + quote(manifest.report) +
                   ", is not there under its hidden name";
+    return out;
+  }
+  // What another user put under that name is never given a report's name as nsel's own.
+  if (left.st_uid != ::geteuid()) {
+    out.message = "left as is: the report it names, " + quote(manifest.report) +
+                  ", is another user's (uid " + std::to_string(left.st_uid) + "): not named";
     return out;
   }
   for (int k = 1; k <= kReportNameVariants; ++k) {

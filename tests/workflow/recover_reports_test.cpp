@@ -41,7 +41,8 @@ Told recover(const fs::path& root) {
 }
 
 // A report left hidden because every name was taken (name_taken): told as left while no name is
-// free (exit 1), then named, the manifest moved beside it; an empty folder is nothing to do.
+// free (exit 1), never named when the file under the hidden name is another user's, then named,
+// the manifest moved beside it; an empty folder is nothing to do.
 TEST(RecoverReports, AReportLeftHiddenIsToldLeftThenNamedOnceANameFrees) {
   const fs::path dir = nsel::test::fresh_dir("recover-reports", "name-taken");
   Told told = recover(dir);
@@ -77,6 +78,17 @@ TEST(RecoverReports, AReportLeftHiddenIsToldLeftThenNamedOnceANameFrees) {
   EXPECT_EQ(told.outcome.exit_code(), 1);
 
   fs::remove(dir / "w_4242.nsys-rep");
+  if (::geteuid() == 0) {
+    // Another user's file under the hidden name is never named as this run's report.
+    ASSERT_EQ(::chown(m.report.c_str(), 65534, 65534), 0);
+    told = recover(dir);
+    ASSERT_EQ(told.files.size(), 1u);
+    EXPECT_EQ(told.files[0].second, "left as is: the report it names, '" + m.report +
+                                        "', is another user's (uid 65534): not named");
+    EXPECT_EQ(told.outcome.exit_code(), 1);
+    EXPECT_FALSE(fs::exists(dir / "w_4242.nsys-rep"));
+    ASSERT_EQ(::chown(m.report.c_str(), 0, 0), 0);
+  }
   told = recover(dir);
   ASSERT_EQ(told.files.size(), 1u);
   EXPECT_EQ(told.files[0].second, "named " + (dir / "w_4242.nsys-rep").string());
