@@ -221,7 +221,6 @@ std::optional<fs::path> intended_report_name(const Manifest& manifest) {
 Naming name_report_left_hidden(const fs::path& manifest_path, const Manifest& manifest) {
   Naming out;
   const auto wanted = intended_report_name(manifest);
-  std::error_code ec;
   const fs::path hidden(manifest.report);
   struct stat left {};
   if (!wanted || !hidden.filename().string().starts_with(".") ||
