@@ -47,27 +47,37 @@ fs::path source_record(const fs::path& export_file) {
 }
 
 // Whether `existing`, a complete export, may stand for `report` (whose fingerprint is
-// `fingerprint`). An export we made carries the fingerprint of its report: it must match, so a
-// report replaced with its time kept (cp -p, rsync -a) is exported again. One without a record
-// (an older nsel's, or the user's own `nsys export`) is trusted by time only when it is beside
-// the report and this user's. In the cache, only this user's files are read.
+// `fingerprint`). Only this user's files are read, beside the report as in the cache: anyone
+// who may write the folder could plant an export and a record that match. An export we made
+// carries the fingerprint of its report: it must match, so a report replaced with its time kept
+// (cp -p, rsync -a) is exported again. One without a record (an older nsel's, or the user's own
+// `nsys export`) is trusted by time only when it is beside the report.
 bool export_stands_for(const fs::path& existing, const fs::path& report,
                        const std::string& fingerprint, bool in_cache) {
   struct stat st {};
   if (::lstat(existing.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  const bool ours = st.st_uid == ::geteuid();
-  if (in_cache && !ours) return false;
+  if (st.st_uid != ::geteuid()) return false;
   const fs::path record = source_record(existing);
   struct stat record_st {};
   if (::lstat(record.c_str(), &record_st) == 0) {
-    if (!S_ISREG(record_st.st_mode) || (in_cache && record_st.st_uid != ::geteuid())) return false;
+    if (!S_ISREG(record_st.st_mode) || record_st.st_uid != ::geteuid()) return false;
     const std::optional<std::string> recorded = read_small_file(record);
     return recorded && *recorded == fingerprint && is_complete_export(existing);
   }
   std::error_code ec;
-  return !in_cache && ours &&
-         fs::last_write_time(existing, ec) >= fs::last_write_time(report, ec) && !ec &&
+  return !in_cache && fs::last_write_time(existing, ec) >= fs::last_write_time(report, ec) && !ec &&
          is_complete_export(existing);
+}
+
+// The first of `files` that is there and belongs to another user, with its owner's uid.
+std::optional<std::pair<fs::path, uid_t>> another_users_file(const std::vector<fs::path>& files) {
+  for (const fs::path& file : files) {
+    struct stat st {};
+    if (::lstat(file.c_str(), &st) == 0 && st.st_uid != ::geteuid()) {
+      return std::pair{file, st.st_uid};
+    }
+  }
+  return std::nullopt;
 }
 
 // The nsys (path, version text) to export `report` with.
@@ -220,7 +230,7 @@ std::string free_space_text(const fs::path& folder) {
 }  // namespace
 
 ExportResult ensure_export(const fs::path& report, const ExportSettings& settings) {
-  if (report.extension() == ".sqlite") return {report, false};
+  if (report.extension() == ".sqlite") return {report, false, {}};
   std::error_code ec;
   const auto size = fs::file_size(report, ec);
   if (ec) throw Error(quote(report.string()) + ": cannot read: " + ec.message(), 1);
@@ -249,11 +259,29 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
     return std::nullopt;
   };
   bool in_cache = !folder_allows_writing(folder);
+  // Another user's export (or record) beside the report is never this report's, and may not be
+  // replaced there: the export is made afresh in the private cache, and the caller told why.
+  std::vector<std::string> notes;
+  if (!in_cache) {
+    const fs::path base = base_in(false);
+    std::vector<fs::path> beside;
+    for (const std::string& suffix : {std::string(".sqlite"), std::string(kTablesExportSuffix)}) {
+      beside.push_back(base.string() + suffix);
+      beside.push_back(source_record(base.string() + suffix));
+    }
+    if (const auto foreign = another_users_file(beside)) {
+      in_cache = true;
+      notes.push_back(quote(foreign->first.string()) + " belongs to another user (uid " +
+                      std::to_string(foreign->second) +
+                      "): not read as this report's export; exported afresh into " +
+                      quote(settings.cache_dir.string()));
+    }
+  }
   if (in_cache) prepare_export_cache(settings.cache_dir);
-  if (const auto existing = existing_in(in_cache)) return {*existing, false};
+  if (const auto existing = existing_in(in_cache)) return {*existing, false, notes};
   // One made in the cache because the report's folder was full.
   if (!in_cache && fs::is_directory(settings.cache_dir, ec)) {
-    if (const auto cached = existing_in(true)) return {*cached, false};
+    if (const auto cached = existing_in(true)) return {*cached, false, notes};
   }
   const auto [nsys, nsys_version] = nsys_for(report, settings);
   // Where nsys can export chosen tables (2023.4), only those nsel reads: 3.6x faster on the SC22
@@ -342,7 +370,7 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
       write_file_atomically(source_record(target), fingerprint);
     } catch (const std::exception&) {
     }
-    return {target, true};
+    return {target, true, notes};
   }
 }
 

@@ -7,6 +7,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
 #include "nsel/core/rank_selection.hpp"
+#include "nsel/core/values.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -31,6 +32,41 @@ using Json = nlohmann::ordered_json;
 
 Json optional_json(const std::optional<std::string>& value) {
   return value ? Json(*value) : Json(nullptr);
+}
+
+// A path is bytes, and JSON text is UTF-8: a path that is not UTF-8 is also written as the hex
+// of its bytes under "<key>_bytes", so that the manifest still names the file on disk (the
+// "<key>" text, with U+FFFD for each stray byte, is for people and older readers).
+constexpr std::string_view kPathBytesSuffix = "_bytes";
+
+void put_path(Json& json, const std::string& key, const std::optional<std::string>& path) {
+  json[key] = optional_json(path);
+  if (path && valid_utf8(*path) != *path) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    for (unsigned char c : *path) {
+      hex += kHex[c >> 4];
+      hex += kHex[c & 15];
+    }
+    json[key + std::string(kPathBytesSuffix)] = hex;
+  }
+}
+
+// The bytes "<key>_bytes" holds, when it is there and is the hex of a path.
+std::optional<std::string> path_bytes(const Json& json, const std::string& key) {
+  const auto found = json.find(key + std::string(kPathBytesSuffix));
+  if (found == json.end() || !found->is_string()) return std::nullopt;
+  const std::string& hex = found->get_ref<const std::string&>();
+  if (hex.empty() || hex.size() % 2 != 0) return std::nullopt;
+  std::string bytes;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, value, 16);
+    if (ec != std::errc() || end != hex.data() + i + 2) return std::nullopt;
+    bytes += static_cast<char>(value);
+  }
+  if (bytes.find('\0') != std::string::npos) return std::nullopt;
+  return bytes;
 }
 
 [[noreturn]] void bad_manifest(std::string_view source, const std::string& problem) {
@@ -105,10 +141,10 @@ std::string serialize_manifest(const Manifest& m) {
   json["start_time"] = m.start_time;
   json["end_time"] = optional_json(m.end_time);
   json["exit_status"] = m.exit_status ? Json(*m.exit_status) : Json(nullptr);
-  json["report"] = m.report;
+  put_path(json, "report", m.report);
   json["state"] = m.state;
   json["reason"] = m.reason;
-  json["qdstrm"] = optional_json(m.qdstrm);
+  put_path(json, "qdstrm", m.qdstrm);
   return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -179,9 +215,11 @@ Manifest parse_manifest(std::string_view text, std::string_view source) {
     m.exit_status = status->get<int>();
   }
   m.report = string_field(json, "report", source, false);
+  if (auto bytes = path_bytes(json, "report")) m.report = std::move(*bytes);
   m.state = string_field(json, "state", source);
   m.reason = string_field(json, "reason", source, false);
   m.qdstrm = optional_string_field(json, "qdstrm", source);
+  if (auto bytes = path_bytes(json, "qdstrm")) m.qdstrm = std::move(*bytes);
   return m;
 }
 

@@ -10,8 +10,8 @@ namespace {
 
 constexpr std::string_view kCut = "...";
 
-// The escape for the character at text[i], or empty when it shows as it is; `length` is set to
-// the bytes it covers.
+// The escape for the character starting at text[i], or empty when it shows as it is; `length`
+// is set to the bytes it covers. Only called where a character starts (never inside one).
 std::string escape_at(std::string_view text, std::size_t i, std::size_t& length) {
   const auto c = static_cast<unsigned char>(text[i]);
   length = 1;
@@ -26,7 +26,9 @@ std::string escape_at(std::string_view text, std::size_t i, std::size_t& length)
       break;
   }
   char hex[8];
-  if (c < 0x20 || c == 0x7f) {
+  // A stray byte 0x80..0x9f, not part of a UTF-8 character, is an 8-bit C1 control (0x9b is
+  // CSI) to a terminal that reads 8-bit controls.
+  if (c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f)) {
     std::snprintf(hex, sizeof hex, "\\x%02x", c);
     return hex;
   }
@@ -86,7 +88,8 @@ std::string terminal_text(std::string_view name, std::size_t max_bytes) {
       while (fits && j < name.size()) {
         std::size_t more = 1;
         const std::string escaped = escape_at(name, j, more);
-        end += escaped.empty() ? 1 : escaped.size();
+        if (escaped.empty()) more = utf8_length(name, j);
+        end += escaped.empty() ? more : escaped.size();
         j += more;
         fits = end <= max_bytes;
       }
@@ -104,9 +107,10 @@ std::string terminal_text(std::string_view name, std::size_t max_bytes) {
 }
 
 bool has_control_characters(std::string_view text) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  for (std::size_t i = 0; i < text.size();) {
     std::size_t length = 1;
     if (!escape_at(text, i, length).empty()) return true;
+    i += utf8_length(text, i);
   }
   return false;
 }

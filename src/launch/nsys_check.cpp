@@ -189,16 +189,7 @@ std::vector<NsysGeneration> installed_generations(const std::optional<std::strin
   std::vector<NsysGeneration> generations;
   for (NsysInstall& install : find_nsys_installs(nsel_nsys, path_variable)) {
     NsysGeneration g{std::move(install), ""};
-    std::error_code ec;
-    const fs::path real = fs::canonical(g.install.path, ec);
-    if (!ec) {
-      for (const fs::path& importer : importers_near_nsys(real)) {
-        if (is_executable_file(importer)) {
-          g.importer = importer.string();
-          break;
-        }
-      }
-    }
+    g.importer = importer_of(g.install).value_or("");
     generations.push_back(std::move(g));
   }
   return generations;

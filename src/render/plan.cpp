@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "nsel/core/command_line.hpp"
+#include "nsel/core/terminal_text.hpp"
 #include "render/formatted.hpp"
 #include "render/json_schema.hpp"
 #include "render/terminal_cells.hpp"
@@ -89,16 +90,18 @@ std::string render_plan_text(const WorkerPlan& plan, const GpuProbe* probe, bool
     }
   }
   out += formatted("  capture:  %s", std::string(to_string(plan.capture)).c_str());
-  if (probe != nullptr) out += formatted(" (GPU: %s)", probe->detail.c_str());
+  if (probe != nullptr) out += formatted(" (GPU: %s)", shown(probe->detail).c_str());
   out += "\n";
   for (const auto& [key, value] : plan.options.entries()) {
-    out += formatted("  option:   %s = %s\n", key.c_str(), value.c_str());
+    out += formatted("  option:   %s = %s\n", shown(key).c_str(), shown(value).c_str());
   }
   std::string command = shell_join(plan.command);
   if (!program_given) command += " PROGRAM [ARGS...]";
-  out += formatted("  command:  %s\n", command.c_str());
+  // Words as a shell reads them, with any control byte escaped for the terminal (--json keeps
+  // them exact).
+  out += formatted("  command:  %s\n", terminal_text(command).c_str());
   for (const std::string& entry : plan.environment) {
-    out += formatted("  env:      %s\n", shell_quote(entry).c_str());
+    out += formatted("  env:      %s\n", terminal_text(shell_quote(entry)).c_str());
   }
   return out;
 }

@@ -122,6 +122,7 @@ std::string render_text(const ReportSet& set) {
         << (id.node.empty() ? "-" : name_text(id.node)) << "  pid "
         << (id.pid ? std::to_string(id.pid) : "-") << "  window " << window_text(id) << "\n";
     out << "  report " << name_text(p.report.string()) << "\n";
+    for (const std::string& note : p.notes) out << "  Note: " << name_text(note) << "\n";
     if (p.steps.empty()) {
       out << "  steps: none found\n";
     } else {
@@ -317,7 +318,8 @@ nlohmann::json render_json(const ReportSet& set) {
          {"kernels", rows_json(p.kernels)},
          {"kernel_names", p.kernel_names},
          {"osrt", rows_json(p.osrt)},
-         {"steps_without_ranges", or_null(steps_without_ranges(p))}});
+         {"steps_without_ranges", or_null(steps_without_ranges(p))},
+         {"notes", p.notes}});
   }
   nlohmann::json steps = nlohmann::json::array();
   for (const StepAcrossWorkers& s : set.comparison.steps) {

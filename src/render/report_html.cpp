@@ -507,6 +507,7 @@ void process_section(std::ostringstream& out, const ProcessSummary& p) {
       << escape(id.node.empty() ? "-" : id.node) << ", pid "
       << (id.pid ? std::to_string(id.pid) : "-") << ", window "
       << (id.window ? id.window->text() : "-") << "<br>" << escape(p.report.string()) << "</p>\n";
+  for (const std::string& note : p.notes) out << "<p class=note>" << escape(note) << "</p>\n";
   if (!p.steps.empty()) process_steps_table(out, p);
   out << "<h3>NVTX ranges</h3>\n";
   if (p.nvtx.empty()) {

@@ -14,48 +14,17 @@
 #include "nsel/core/terminal_text.hpp"
 #include "nsel/reports/report_version.hpp"
 #include "nsel/sys/files.hpp"
+#include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
 
-std::optional<fs::path> find_qdstrm_importer(std::string_view path_variable) {
+std::optional<fs::path> find_qdstrm_importer(const std::vector<NsysInstall>& installs,
+                                             std::string_view path_variable) {
   if (auto found = find_program("QdstrmImporter", path_variable)) return fs::path(*found);
-  std::error_code ec;
-  if (const auto nsys = find_program("nsys", path_variable)) {
-    const fs::path real = fs::canonical(*nsys, ec);
-    if (!ec) {
-      for (const fs::path& importer : importers_near_nsys(real)) {
-        if (is_executable_file(importer)) return importer;
-      }
-    }
-  }
-  std::vector<fs::path> folders = {fs::path(kDebianImporterDir),
-                                   "/usr/lib/x86_64-linux-gnu/nsight-systems/host-linux-x64"};
-  for (const fs::path& parent : {fs::path("/opt/nvidia/nsight-systems"), fs::path("/usr/local")}) {
-    for (const auto& entry : fs::directory_iterator(parent, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (parent == "/usr/local" && name.rfind("cuda", 0) != 0) continue;
-      folders.push_back(entry.path() / "host-linux-x64");
-      for (const auto& inner : fs::directory_iterator(entry.path(), ec)) {
-        if (inner.path().filename().string().rfind("nsight-systems", 0) == 0) {
-          folders.push_back(inner.path() / "host-linux-x64");
-        }
-      }
-    }
-  }
-  for (const fs::path& folder : folders) {
-    if (is_executable_file(folder / "QdstrmImporter")) return folder / "QdstrmImporter";
-  }
-  return std::nullopt;
-}
-
-std::optional<fs::path> importer_of(const NsysInstall& install) {
-  std::error_code ec;
-  const fs::path real = fs::canonical(install.path, ec);
-  if (ec) return std::nullopt;
-  for (const fs::path& importer : importers_near_nsys(real)) {
-    if (is_executable_file(importer)) return importer;
+  for (const NsysInstall& install : installs) {
+    if (auto importer = importer_of(install)) return fs::path(*importer);
   }
   return std::nullopt;
 }
@@ -66,7 +35,7 @@ ImporterChoice choose_qdstrm_importer(const fs::path& qdstrm,
   ImporterChoice choice;
   const auto writer = report_writer_version(qdstrm);
   if (!writer) {
-    choice.importer = find_qdstrm_importer(path_variable);
+    choice.importer = find_qdstrm_importer(installs, path_variable);
     if (!choice.importer) {
       choice.problem =
           "no QdstrmImporter found; install Nsight Systems or give --importer PATH "
@@ -80,7 +49,7 @@ ImporterChoice choose_qdstrm_importer(const fs::path& qdstrm,
   for (const NsysInstall& install : installs) {
     if (auto importer = importer_of(install)) {
       with_importer.push_back(install);
-      importers.push_back(*importer);
+      importers.push_back(fs::path(*importer));
     }
   }
   const auto chosen = choose_nsys(with_importer, writer, NsysFileKind::qdstrm);

@@ -71,12 +71,13 @@ std::string synced_node(const fs::path& folder) {
   return node;
 }
 
-// "<stem>.nsel.json", else the numbered report's "<base>.nsel.json"; an unreadable one is
-// skipped, as discovery skips it.
-std::optional<Manifest> read_manifest_beside(const fs::path& as_report) {
+}  // namespace
+
+// An unreadable candidate is skipped, as discovery skips it.
+std::optional<Manifest> manifest_describing(const fs::path& as_report) {
   std::vector<fs::path> candidates{manifest_path_for(as_report)};
   const std::string stem = as_report.stem().string();
-  const std::string base = numbered_report_base(stem);
+  const std::string base = reports_detail::numbered_report_base(stem);
   if (base != stem)
     candidates.push_back(as_report.parent_path() / (base + std::string(kManifestSuffix)));
   for (const fs::path& candidate : candidates) {
@@ -89,8 +90,6 @@ std::optional<Manifest> read_manifest_beside(const fs::path& as_report) {
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 ReportIdentity identify_report(const fs::path& report) {
   fs::path as_report = report;
@@ -109,7 +108,7 @@ ReportIdentity identify_report(const fs::path& report) {
   for (const auto& part : report.parent_path()) {
     if (is_ray_session_name(part.string())) id.session = part.string();  // the innermost
   }
-  if (const auto manifest = read_manifest_beside(as_report)) {
+  if (const auto manifest = manifest_describing(as_report)) {
     reports_detail::take_manifest(found, *manifest);
     id.windows_text = manifest->step_window;
     id.pattern = manifest->pattern.value_or("");

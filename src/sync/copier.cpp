@@ -281,12 +281,11 @@ bool Mirror::file(int src_dir, int dst_dir, const std::string& name, const struc
   if (::fstatat(dst_dir, name.c_str(), &dst_st, AT_SYMLINK_NOFOLLOW) == 0 &&
       S_ISREG(dst_st.st_mode) && dst_st.st_size == src_st.st_size &&
       same_time(src_st.st_mtim, dst_st.st_mtim)) {
-    if (!known && name.find('\n') == std::string::npos)
-      batch.files.emplace_back(name, source_times);
+    if (!known) batch.files.emplace_back(name, source_times);
     return false;
   }
   if (const auto copied = copy(src_dir, dst_dir, name, task.source, task.destination)) {
-    if (name.find('\n') == std::string::npos) batch.files.emplace_back(name, *copied);
+    batch.files.emplace_back(name, *copied);  // the state leaves out a name with a newline
     return true;
   }
   return false;

@@ -74,8 +74,12 @@ SyncSettings resolve_sync_settings(const SyncRequest& request, const SyncEnvLook
       throw Error(bad_value("--dest", *request.dest, "empty", "the job's log folder (LOG_DIR)"));
     }
     settings.log_dir = *request.dest;
-  } else {
+  }
+  // What BASE_LOG_DIR holds, when LOG_DIR is made from it: an error about it quotes this value.
+  std::optional<std::string> base_log_dir;
+  if (!request.dest) {
     const auto base = value_of("BASE_LOG_DIR");
+    base_log_dir = base;
     const auto job = value_of("SLURM_JOB_ID");
     if (!base || !job) {
       throw Error(std::string("no destination: --dest is not given and ") +
@@ -156,7 +160,7 @@ SyncSettings resolve_sync_settings(const SyncRequest& request, const SyncEnvLook
   // into itself, one level deeper each pass.
   if (holds(settings.source, settings.log_dir)) {
     const std::string flag = request.dest ? "--dest" : "BASE_LOG_DIR";
-    const std::string value = request.dest ? *request.dest : settings.log_dir.string();
+    const std::string value = request.dest ? *request.dest : base_log_dir.value_or("");
     throw Error(bad_value(flag, value,
                           "inside the source folder " + quote(settings.source.string()) +
                               ", whose copies would then hold copies of themselves",

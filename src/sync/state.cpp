@@ -52,9 +52,17 @@ void SyncState::save(const std::filesystem::path& mirrored) {
   if (!unsaved_) return;
   unsaved_ = false;
   std::string text = "nsel-sync-state 1\n";
+  // A line per entry: a path with a newline would read back as another file's entry, so it is
+  // left out, and what it names is checked against its copy on every pass instead.
+  const auto one_line = [](const std::string& part) {
+    return part.find('\n') == std::string::npos;
+  };
   for (const auto& [path, folder] : folders_) {
+    if (!one_line(path)) continue;
     if (folder.times) append_line(text, 'D', *folder.times, path, "");
-    for (const auto& [name, times] : folder.files) append_line(text, 'F', times, path, name);
+    for (const auto& [name, times] : folder.files) {
+      if (one_line(name)) append_line(text, 'F', times, path, name);
+    }
   }
   if (!own_state_folder(mirrored)) return;
   try {

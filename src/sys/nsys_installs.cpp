@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "nsel/core/error.hpp"
+#include "nsel/core/nsys_install.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel {
@@ -90,6 +91,16 @@ std::vector<NsysInstall> find_nsys_installs(const std::optional<std::string>& ns
     if (is_executable_file(known)) add(known.string(), "known location");
   }
   return installs;
+}
+
+std::optional<std::string> importer_of(const NsysInstall& install) {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(install.path, ec);
+  if (ec) return std::nullopt;
+  for (const std::filesystem::path& importer : importers_near_nsys(real)) {
+    if (is_executable_file(importer)) return importer.string();
+  }
+  return std::nullopt;
 }
 
 }  // namespace nsel

@@ -312,6 +312,9 @@ struct StopSlot {
 };
 StopSlot stop_slots[kStopSlots];
 std::atomic<int> stop_signal{0};  // the signal that is stopping this process, once one came
+// Children being started whose group is not in a slot yet: the handler waits for them, so that a
+// stop never ends this process while a child it cannot see yet goes on writing.
+std::atomic<int> children_starting{0};
 std::mutex stop_scopes_mutex;
 int stop_scopes = 0;
 struct sigaction previous_actions[3];
@@ -361,6 +364,9 @@ void on_stop_signal(int signal_number) {
   if (!stop_signal.compare_exchange_strong(none, signal_number)) {
     for (;;) pause();  // another thread is already cleaning up, and will exit
   }
+  // A thread starting a child blocks stop signals until its group is in a slot, and starts none
+  // once stop_signal is set: waiting here means every child started is seen (5 s at most).
+  for (int i = 0; i < 250 && children_starting.load() > 0; ++i) sleep_briefly();
   signal_groups(SIGTERM);
   for (int i = 0; i < 100 && groups_alive(); ++i) sleep_briefly();  // 2 s to end
   if (groups_alive()) {
@@ -428,14 +434,37 @@ int run_quietly_stoppable(const std::vector<std::string>& argv, const std::files
     const std::lock_guard<std::mutex> lock(stop_scopes_mutex);
     if (stop_scopes == 0) return wait_exit_code(spawn_process(argv, {}, "", output, false, log));
   }
+  // Between the child's start and its group's slot, a stop on this thread would end nsel and
+  // leave the child running and writing (glibc's posix_spawn holds signals back while the child
+  // opens its log, and delivers them the moment it returns): the stop signals wait until the slot
+  // is filled, and the handler on another thread waits for children_starting.
+  sigset_t stops;
+  sigset_t previous_mask;
+  sigemptyset(&stops);
+  for (int signal_number : kStopSignals) sigaddset(&stops, signal_number);
+  pthread_sigmask(SIG_BLOCK, &stops, &previous_mask);
+  ++children_starting;
+  if (stop_signal.load() != 0) {
+    --children_starting;
+    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+    wait_for_the_stop();
+  }
   const int slot = claim_stop_slot();
-  const pid_t child = spawn_process(argv, {}, "", output, true, log);
+  pid_t child = 0;
+  try {
+    child = spawn_process(argv, {}, "", output, true, log);
+  } catch (...) {
+    release_stop_slot(slot);
+    --children_starting;
+    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+    throw;
+  }
   if (slot >= 0) {
     stop_slots[slot].group.store(child);  // the child leads its group: its pid is the group's
     stop_slots[slot].state.store(2);
   }
-  // A stop that came while it started, before the handler could see it: end it here.
-  if (stop_signal.load() != 0) kill(-child, SIGKILL);
+  --children_starting;
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);  // a stop held back is handled here
   int code = 0;
   try {
     code = wait_exit_code(child);

@@ -12,6 +12,7 @@
 #include "nsel/core/manifest.hpp"
 #include "nsel/core/step_window.hpp"
 #include "nsel/reports/layout.hpp"
+#include "nsel/reports/report_identity.hpp"
 #include "nsel/sys/files.hpp"
 #include "nsel/sys/nsys_installs.hpp"
 #include "nsel/sys/process.hpp"
@@ -255,9 +256,9 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
 }
 
 bool stopped_by_signal(const fs::path& report) {
-  FoundReport found;
-  found.manifest = manifest_path_for(report);
-  const std::optional<Manifest> manifest = read_manifest(found);
+  fs::path as_report = report;
+  if (report.extension() == ".sqlite") as_report.replace_extension(".nsys-rep");
+  const std::optional<Manifest> manifest = manifest_describing(as_report);
   return manifest && signal_of(manifest->exit_status).has_value();
 }
 
@@ -383,7 +384,11 @@ RunCheck check_run(const CheckRequest& request) {
             "read (--files-only skips them)";
       } else {
         try {
-          const fs::path file = ensure_export(r.path, *exports).file;
+          const ExportResult made = ensure_export(r.path, *exports);
+          const fs::path& file = made.file;
+          for (const std::string& note : made.notes) {
+            out.notes.push_back({r.root, r.path.string(), std::string(kForeignExportNote), note});
+          }
           held.emplace();
           // Stopped by a signal: nsys closed at teardown the step the program was in.
           const std::optional<Manifest> manifest = read_manifest(r);

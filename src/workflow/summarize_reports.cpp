@@ -81,6 +81,7 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
         if (stopped_by_signal(report)) {
           mark_cut_steps(summary.steps, read_step_ranges(export_file.file, true));
         }
+        summary.notes = export_file.notes;
         summary.identity = identify_report(report);
         summary.report = report;
         summaries[i] = std::move(summary);

@@ -160,25 +160,47 @@ TEST(ExportTrust, AReportReplacedWithItsTimeKeptIsExportedAgain) {
   fs::remove_all(dir);
 }
 
-TEST(ExportTrust, AnExportPlantedBesideTheReportIsUsedOnlyWhenItMatches) {
+// Anyone who may write the report's folder (mode 1777, say) can plant an export and a record
+// that carry the report's fingerprint: another user's file is never read as the report's. The
+// export is made afresh in the private cache, and a note names the file passed over and its
+// owner. Before: the planted export, with a step edited to 999 ns, was read as the report's.
+TEST(ExportTrust, AnotherUsersExportBesideTheReportIsNeverReadButMadeAfreshInTheCache) {
   const fs::path dir = nsel::test::fresh_dir("exports", "planted");
   const nsel::ExportSettings settings = stand_in_nsys(dir);
   fs::create_directories(dir / "run");
+  fs::permissions(dir / "run", fs::perms::all | fs::perms::sticky_bit);
   const fs::path report = dir / "run" / "r.nsys-rep";
   std::ofstream(report) << "100";
-  // Someone else's export of another run, newer than the report, under the export's name.
-  fs::copy_file(dir / "export-200.sqlite", dir / "run" / "r.sqlite");
-  ASSERT_EQ(::chown((dir / "run" / "r.sqlite").c_str(), 65534, 65534), 0);
-  const nsel::ExportResult made = nsel::ensure_export(report, settings);
-  EXPECT_TRUE(made.made);
-  EXPECT_EQ(step_ns(made.file), 100);
-  // Someone else's export that does carry this report's fingerprint stands for it.
-  ASSERT_EQ(::chown(made.file.c_str(), 65534, 65534), 0);
-  ASSERT_EQ(
-      ::chown((made.file.string() + std::string(nsel::kExportSourceSuffix)).c_str(), 65534, 65534),
-      0);
+  // This user's own export beside the report, with its record, is used again.
+  const nsel::ExportResult own = nsel::ensure_export(report, settings);
+  ASSERT_TRUE(own.made);
+  EXPECT_EQ(own.file, dir / "run" / "r.sqlite");
+  EXPECT_TRUE(own.notes.empty());
   EXPECT_FALSE(nsel::ensure_export(report, settings).made);
-  EXPECT_EQ(exports_made(dir), 1);
+  // The same export and record made another user's, its step edited: the fingerprint matches.
+  nsel::test::execute_sql(own.file, "UPDATE NVTX_EVENTS SET end = 999;");
+  const std::string record = own.file.string() + std::string(nsel::kExportSourceSuffix);
+  ASSERT_EQ(::chown(own.file.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chown(record.c_str(), 65534, 65534), 0);
+  const nsel::ExportResult afresh = nsel::ensure_export(report, settings);
+  EXPECT_TRUE(afresh.made);
+  EXPECT_EQ(afresh.file.parent_path(), settings.cache_dir);
+  EXPECT_EQ(step_ns(afresh.file), 100);
+  ASSERT_EQ(afresh.notes.size(), 1u);
+  EXPECT_EQ(afresh.notes.front(), "'" + own.file.string() +
+                                      "' belongs to another user (uid 65534): not read as this "
+                                      "report's export; exported afresh into '" +
+                                      settings.cache_dir.string() + "'");
+  // Found in the cache next time, the note still said; the other user's files are untouched.
+  const nsel::ExportResult again = nsel::ensure_export(report, settings);
+  EXPECT_FALSE(again.made);
+  EXPECT_EQ(again.file, afresh.file);
+  EXPECT_EQ(again.notes, afresh.notes);
+  EXPECT_EQ(step_ns(own.file), 999);
+  // Only a record of another user's, beside this user's export, is passed over too.
+  ASSERT_EQ(::chown(own.file.c_str(), ::geteuid(), ::getegid()), 0);
+  EXPECT_EQ(nsel::ensure_export(report, settings).file, afresh.file);
+  EXPECT_EQ(exports_made(dir), 2);
   fs::remove_all(dir);
 }
 

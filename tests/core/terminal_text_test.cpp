@@ -32,9 +32,9 @@ TEST(TerminalText, EscapesEveryControlCharacterAndKeepsTheRest) {
 // newline or an ESC after it reached the terminal raw.
 TEST(TerminalText, AControlAfterAnUnfinishedUtf8CharacterIsStillEscaped) {
   EXPECT_EQ(terminal_text("\xe0\n"), "\xe0\\n");
-  EXPECT_EQ(terminal_text("a\xf0\x9f\x1b[2J"), "a\xf0\x9f\\x1b[2J");
+  EXPECT_EQ(terminal_text("a\xf0\x9f\x1b[2J"), "a\xf0\\x9f\\x1b[2J");  // 0x9f: stray C1
   EXPECT_EQ(terminal_text("\xc3\r"), "\xc3\\r");
-  EXPECT_EQ(terminal_text("\xe2\x9c\xc2\x9b"), "\xe2\x9c\\u009b");
+  EXPECT_EQ(terminal_text("\xe2\x9c\xc2\x9b"), "\xe2\\x9c\\u009b");
   EXPECT_TRUE(nsel::has_control_characters("\xe0\n"));
   nsel::WorkerPlan plan;
   plan.worker = "w\xe0\nINJECTED";
@@ -43,6 +43,23 @@ TEST(TerminalText, AControlAfterAnUnfinishedUtf8CharacterIsStillEscaped) {
   // Whole characters of 2, 3 and 4 bytes are kept, a lone trailing lead byte too.
   EXPECT_EQ(terminal_text("\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80\xe0"),
             "\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80\xe0");
+}
+
+// A stray byte 0x80..0x9f (not inside a UTF-8 character) is an 8-bit C1 control to a terminal
+// that reads 8-bit controls: 0x9b is CSI, so "\x9b" "2J" clears the screen there. Before, it was
+// printed raw (nsel plan echoed it from a program's argument). A UTF-8 character whose second
+// byte lies in that range (U+0101, C4 81) is text, not a control.
+TEST(TerminalText, AStrayC1ByteIsEscapedAndUtf8CharactersAreNot) {
+  EXPECT_EQ(terminal_text("\x9b"
+                          "2J"),
+            "\\x9b2J");
+  EXPECT_EQ(terminal_text("a\x80\x9f\xa0"), "a\\x80\\x9f\xa0");  // 0xa0 is no control
+  EXPECT_TRUE(nsel::has_control_characters("\x9b"));
+  EXPECT_EQ(terminal_text("\xc4\x81\xc5\x9b"), "\xc4\x81\xc5\x9b");
+  EXPECT_FALSE(nsel::has_control_characters("\xc4\x81\xc5\x9b"));
+  EXPECT_EQ(nsel::quote("x\x9by"), "'x\\x9by'");
+  // Cut in the same bytes as it is shown: "ā" counts 2 bytes, not an escape's 4.
+  EXPECT_EQ(terminal_text("ab\xc4\x81\xc4\x81", 6), "ab\xc4\x81\xc4\x81");
 }
 
 TEST(TerminalText, CutsLongNamesWithAMarkWithinTheLimit) {

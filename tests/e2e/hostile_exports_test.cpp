@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -128,6 +129,85 @@ TEST(HostileExports, SigtermWhileNsysExportsEndsItAndLeavesNoTemporaryFile) {
     left.push_back(entry.path().filename().string());
   }
   EXPECT_EQ(left, std::vector<std::string>{"r.nsys-rep"});
+  fs::remove_all(dir);
+}
+
+// Whether any process's command line names `path` (one this test started and nsel should have
+// ended), waited for up to a second.
+bool a_process_names(const fs::path& path) {
+  for (int i = 0; i < 50; ++i) {
+    bool seen = false;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+      std::ifstream in(entry.path() / "cmdline");
+      const std::string words((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+      if (words.find(path.string()) != std::string::npos) seen = true;
+    }
+    if (!seen) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// A stop signal at any moment of `nsel report` on a fresh report (finding nsys, starting
+// nsys export, while it writes, after it ends, while the export is renamed and recorded, while
+// it is read) ends nsel with 128 + the signal or lets it finish, and never leaves a temporary, a
+// log or a process of it behind, only files a finished run leaves: the moments are spread over one
+// measured run of the same command, with the Nsight Systems on PATH (both generations: this runs in
+// each pass). The replay twice found
+// `.r.nsel.sqlite.tmp-<pid>` left by a SIGTERM that came while nsys export started.
+TEST(HostileExports, AStopSignalAtAnyMomentOfAnExportLeavesOnlyWhatAFinishedRunLeaves) {
+  NSEL_SKIP_WITHOUT_GPU_REPORTS(kReports);
+  const fs::path source = kReports / "ai-profiler-mnist/baseline_nvtx.nsys-rep";
+  const fs::path dir = nsel::test::make_temp_dir("stop-moments");
+  const auto names_in = [](const fs::path& folder) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(folder)) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  // One whole run: how long it takes, and what it leaves.
+  fs::create_directories(dir / "whole");
+  const fs::path whole = writable_copy(source, dir / "whole" / "r.nsys-rep");
+  const auto began = std::chrono::steady_clock::now();
+  const auto finished = run({NSEL_BINARY, "report", "--quiet", whole.string()}, {});
+  const auto took = std::chrono::steady_clock::now() - began;
+  ASSERT_EQ(finished.exit_code, 0) << finished.err;
+  const std::vector<std::string> left_by_a_finished_run = names_in(dir / "whole");
+  ASSERT_GT(left_by_a_finished_run.size(), 1u);  // the report, its export and its record
+  constexpr int kMoments = 16;
+  int stopped = 0;
+  for (int k = 0; k < kMoments; ++k) {
+    const fs::path folder = dir / std::to_string(k);
+    fs::create_directories(folder);
+    const fs::path report = writable_copy(source, folder / "r.nsys-rep");
+    const auto started = nsel::test::start({NSEL_BINARY, "report", "--quiet", report.string()}, {});
+    std::this_thread::sleep_for(took * k / kMoments);
+    ::kill(started.pid, SIGTERM);
+    const auto result = nsel::test::finish(started);
+    const std::vector<std::string> left = names_in(folder);
+    // Stopped before the export had its name: only the report. Stopped after (while it was
+    // read): the export and its record too, complete, as a finished run leaves them. Never a
+    // temporary or nsys's log.
+    for (const std::string& name : left) {
+      EXPECT_NE(std::find(left_by_a_finished_run.begin(), left_by_a_finished_run.end(), name),
+                left_by_a_finished_run.end())
+          << "'" << name << "' left by the run stopped at " << k << "/" << kMoments << " (exit "
+          << result.exit_code << ")";
+    }
+    if (result.exit_code == 128 + SIGTERM) {
+      ++stopped;
+    } else {
+      EXPECT_EQ(result.exit_code, 0) << result.err;
+      EXPECT_EQ(left, left_by_a_finished_run) << "finished before the signal, at " << k;
+    }
+    EXPECT_FALSE(a_process_names(report)) << "a process of the run stopped at " << k << " remains";
+  }
+  // Most moments fall inside the run (the last ones may come after it ended).
+  EXPECT_GE(stopped, kMoments / 2) << "the signal came after the run in most rounds";
   fs::remove_all(dir);
 }
 

@@ -1,5 +1,7 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,9 +10,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "nsel/core/error.hpp"
 #include "nsel/sys/proc.hpp"
@@ -171,4 +176,61 @@ TEST(NamespaceProcesses, EveryProcessSeenIsUnderItsOwnNamespacesId) {
   EXPECT_NE(*inner_namespace, *own);
   ASSERT_TRUE(now.pids.count(*inner_namespace));
   EXPECT_EQ(now.pids.at(*inner_namespace), (std::set<long long>{1}));
+}
+
+namespace {
+
+// Whether `pid` is gone or a zombie, within `tries` times 20 ms.
+bool ended_within(pid_t pid, int tries) {
+  for (int i = 0; i < tries; ++i) {
+    if (::kill(pid, 0) != 0 || nsel::is_zombie(pid)) return true;
+    usleep(20 * 1000);
+  }
+  return false;
+}
+
+}  // namespace
+
+// The moment after a child is started and before its group is registered for a stop: glibc's
+// posix_spawn holds signals back while the child opens its log (here a FIFO that nobody reads
+// yet, so the child waits there) and delivers them the moment it returns. A SIGTERM held back
+// then used to end the process at once, leaving the child running and writing the file that
+// the stop was to remove (the replay's HostileExports failure: an export's temporary left).
+TEST(StopCleanup, AStopHeldBackWhileAChildStartsEndsThatChildAndRemovesItsFile) {
+  char pattern[] = "/tmp/nsel-stop-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  const fs::path log = dir / "log";
+  const fs::path written = dir / "written";
+  ASSERT_EQ(::mkfifo(log.c_str(), 0600), 0);
+  const pid_t stopped = ::fork();
+  ASSERT_GE(stopped, 0);
+  if (stopped == 0) {
+    const nsel::StopCleanup stop_cleanup;
+    const nsel::RemovedOnStop removed(written);
+    nsel::run_quietly_stoppable({"/bin/sh", "-c", "sleep 1; echo late > \"$0\"", written.string()},
+                                log);
+    ::_exit(0);  // never reached when the stop's cleanup ran
+  }
+  std::vector<pid_t> starting;
+  for (int i = 0; i < 500 && starting.empty(); ++i) {
+    starting = nsel::child_processes(stopped);
+    if (starting.empty()) usleep(10 * 1000);
+  }
+  ASSERT_EQ(starting.size(), 1u) << "the child never started";
+  ASSERT_EQ(::kill(stopped, SIGTERM), 0);
+  usleep(100 * 1000);  // the signal is pending: nothing may happen before the child is registered
+  const int reader = ::open(log.c_str(), O_RDONLY | O_NONBLOCK);  // lets the child's open go on
+  ASSERT_GE(reader, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(stopped, &status, 0), stopped);
+  ::close(reader);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_TRUE(ended_within(starting.front(), 50))
+      << "the child started as the stop came (pid " << starting.front() << ") runs on";
+  usleep(1500 * 1000);  // past the moment the child would have written
+  EXPECT_FALSE(fs::exists(written)) << "the child wrote its file after nsel's cleanup";
+  if (!ended_within(starting.front(), 1)) ::kill(-starting.front(), SIGKILL);
+  fs::remove_all(dir);
 }

@@ -146,3 +146,20 @@ TEST(RunCheckExit, AnUnreadableFolderIsNeverOk) {
   EXPECT_EQ(check.exit_code(), 1);
   EXPECT_EQ(check.unreadable_folders(), std::vector<std::string>{"/r/locked"});
 }
+
+// A numbered report of a repeated capture range (nsys names them "<base>.2.nsys-rep") is
+// described by its base's manifest, as its identity is: whether its program was stopped by a
+// signal comes from there too. Before, stopped_by_signal looked only at "<base>.2.nsel.json"
+// and answered false, so
+// `nsel report` counted the step nsys closed at teardown as a whole step.
+TEST_F(Judge, ANumberedReportsStopSignalComesFromItsBasesManifest) {
+  found_with(dir_, 143);
+  const fs::path numbered = dir_ / "dtensor_policy_worker_2:5_4242.2.nsys-rep";
+  std::ofstream(numbered) << "report";
+  EXPECT_TRUE(nsel::stopped_by_signal(numbered));
+  EXPECT_TRUE(nsel::stopped_by_signal(dir_ / "dtensor_policy_worker_2:5_4242.2.sqlite"));
+  EXPECT_TRUE(nsel::stopped_by_signal(dir_ / "dtensor_policy_worker_2:5_4242.nsys-rep"));
+  found_with(dir_, 0);
+  EXPECT_FALSE(nsel::stopped_by_signal(numbered));
+  EXPECT_FALSE(nsel::stopped_by_signal(dir_ / "other_2:5_4242.2.nsys-rep"));  // no manifest
+}

@@ -39,6 +39,9 @@ inline constexpr std::string_view kExportLogSuffix = ".nsys-export.log";
 struct ExportResult {
   std::filesystem::path file;
   bool made = false;  // false: an up-to-date export was already there
+  // What the reader should know of how it was found: another user's export beside the report,
+  // passed over (one line each, for the report's notes).
+  std::vector<std::string> notes;
 };
 
 // The tables nsel reads from an export; where nsys can (`export --tables`, 2023.4 on), an export
@@ -64,8 +67,9 @@ inline constexpr std::string_view kExportSourceSuffix = ".nsel-source";
 // name and renames only a complete export, so no partial export is ever used. An existing export
 // is used only when complete and made from this report's content: its record
 // (kExportSourceSuffix) holds the report's fingerprint; one without a record (an older nsel's,
-// the user's own) only when beside the report, this user's and newer than the report. In the
-// cache, files of other users are never read.
+// the user's own) only when beside the report and newer than the report. Files of other users
+// are never read, beside the report or in the cache: where another user's export or record is
+// beside the report, the export is made in the cache folder and ExportResult::notes says so.
 // Where the report's folder lacks the room for its export, the export is made in the cache
 // folder instead (and found there next time); where that fails too, ExportNoSpace says so.
 ExportResult ensure_export(const std::filesystem::path& report, const ExportSettings& settings);

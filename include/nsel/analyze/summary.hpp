@@ -123,6 +123,8 @@ struct ProcessSummary {
   std::vector<KernelRow> kernels;  // the top kernel rows by total time
   long long kernel_names = 0;      // distinct kernel rows (name, grid, block) before the top cut
   std::vector<SummaryRow> osrt;    // OS runtime functions, as osrtsum
+  // How the report was read that a reader should know (ExportResult::notes); one line each.
+  std::vector<std::string> notes;
 };
 
 // When a report holds steps but none of them holds a range inside it: the one line that says so

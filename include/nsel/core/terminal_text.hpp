@@ -12,8 +12,9 @@
 namespace nsel {
 
 // The rule: newline, carriage return and tab show as "\n", "\r", "\t", every other C0 control
-// byte and DEL as "\xHH", and a C1 control character (U+0080..U+009F, UTF-8 C2 80..C2 9F) as
-// "\u00HH"; every other byte as it is (UTF-8 text stays readable; a backslash too, so that text
+// byte and DEL as "\xHH", a C1 control character (U+0080..U+009F, UTF-8 C2 80..C2 9F) as
+// "\u00HH" and a stray byte 0x80..0x9F (an 8-bit C1 control, not part of a UTF-8 character) as
+// "\xHH"; every other byte as it is (UTF-8 text stays readable; a backslash too, so that text
 // already made safe by quote() passes unchanged).
 // With `max_bytes`, a longer result is cut to at most that many bytes, ending in "...", never
 // inside an escape or a UTF-8 character; the work is bounded by `max_bytes`, not by the name.

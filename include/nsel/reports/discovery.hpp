@@ -58,6 +58,10 @@ struct DiscoveryNote {
 // reports, if any, are not counted, so `nsel check` is never OK while one is noted.
 inline constexpr std::string_view kUnreadableFolderNote = "unreadable_folder";
 
+// The kind of note for an export or record beside a report that belongs to another user: passed
+// over, the report exported afresh into nsel's private cache (ExportResult::notes).
+inline constexpr std::string_view kForeignExportNote = "foreign_export";
+
 // A Ray session folder searched.
 struct FoundSession {
   std::string root;

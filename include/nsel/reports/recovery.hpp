@@ -13,14 +13,12 @@
 
 namespace nsel {
 
-// QdstrmImporter: on PATH (`path_variable`), beside the nsys found on PATH (its
-// ../host-linux-x64 and ../../host-linux-x64 folders, following links), then in the usual
-// install folders (/usr/lib/nsight-systems, /opt/nvidia/nsight-systems/*,
-// /usr/local/cuda*/nsight-systems-*). nullopt when there is none.
-std::optional<std::filesystem::path> find_qdstrm_importer(std::string_view path_variable);
-
-// The QdstrmImporter of an install (beside its nsys, links followed), or nullopt.
-std::optional<std::filesystem::path> importer_of(const NsysInstall& install);
+// QdstrmImporter: on PATH (`path_variable`), else that of the first of `installs`
+// (find_nsys_installs, in its search order: NSEL_NSYS, PATH, the known locations) that has one
+// (importer_of). nullopt when there is none. The installs' search is the only one: recover
+// finds every importer that `nsel report` and `doctor` find.
+std::optional<std::filesystem::path> find_qdstrm_importer(const std::vector<NsysInstall>& installs,
+                                                          std::string_view path_variable);
 
 // The importer for `qdstrm`: that of an install (find_nsys_installs, in search order) of the
 // version that wrote it, read from the file (a .qdstrm needs its writer's importer). For a file

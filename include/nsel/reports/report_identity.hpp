@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "nsel/core/manifest.hpp"
 #include "nsel/core/step_window.hpp"
 
 namespace nsel {
@@ -32,5 +33,10 @@ struct ReportIdentity {
 // A report (.nsys-rep) or its export (.sqlite, identified as the report of the same stem).
 // Never throws: an unreadable manifest is ignored, as the report is still worth summarising.
 ReportIdentity identify_report(const std::filesystem::path& report);
+
+// The manifest that describes a report (.nsys-rep): "<stem>.nsel.json", else, for a numbered
+// report of a repeated capture range (nsys's "<base>.<k>.nsys-rep"), its base's
+// "<base>.nsel.json". nullopt when none is readable.
+std::optional<Manifest> manifest_describing(const std::filesystem::path& report);
 
 }  // namespace nsel

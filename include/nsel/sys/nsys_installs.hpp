@@ -25,6 +25,11 @@ inline constexpr std::string_view kNselNsysForm =
     "a path of nsys, or several separated by ':', e.g. "
     "/opt/nsight-systems-2023.4/usr/bin/nsys:/usr/bin/nsys";
 
+// The QdstrmImporter of an install: the first of importers_near_nsys (its binary, links
+// resolved) that is an executable file, or nullopt. The one answer to "the importer of an
+// install" for recover, doctor and the generations nsel lists.
+std::optional<std::string> importer_of(const NsysInstall& install);
+
 // The version `nsys --version` of `nsys` gives (bounded to 20 s), or nullopt.
 std::optional<NsysVersion> ask_nsys_version(const std::string& nsys);
 

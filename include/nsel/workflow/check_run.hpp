@@ -98,7 +98,8 @@ struct RunCheck {
   int exit_code() const;
 };
 
-// Whether the manifest beside `report` says its program was stopped by a signal (exit status
+// Whether the manifest that describes `report` (manifest_describing: a numbered report's is its
+// base's) says its program was stopped by a signal (exit status
 // 128 + signal): nsys then closed at teardown the step it was in (read_step_ranges' `stopped`).
 // False without a readable manifest.
 bool stopped_by_signal(const std::filesystem::path& report);
