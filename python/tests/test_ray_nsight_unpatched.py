@@ -1,6 +1,6 @@
-"""Ray's own `nsight` field with Ray's launcher as released: the bug of DESIGN.md, reproduced on a
-real local cluster. The worker's interpreter is thrown away for the `python` on PATH (here the
-base interpreter, not the virtual environment's)."""
+"""Ray's own `nsight` field with Ray's launcher as released: the bug docs/ray.md describes,
+reproduced on a real local cluster. The worker's interpreter is thrown away for the `python` on
+PATH (here the base interpreter, not the virtual environment's)."""
 
 from pathlib import Path
 

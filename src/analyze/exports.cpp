@@ -141,6 +141,16 @@ fs::path default_export_cache_dir(const std::optional<std::string>& xdg_cache_ho
   return fs::temp_directory_path() / ("nsel-exports-" + std::to_string(::geteuid()));
 }
 
+ExportSettings export_settings_from(const EnvLookup& environment, const fs::path& cache_dir) {
+  ExportSettings settings;
+  settings.installs =
+      find_nsys_installs(environment("NSEL_NSYS"), environment("PATH").value_or(""));
+  settings.cache_dir = cache_dir.empty() ? default_export_cache_dir(environment("XDG_CACHE_HOME"),
+                                                                    environment("HOME"))
+                                         : cache_dir;
+  return settings;
+}
+
 void prepare_export_cache(const fs::path& dir) {
   std::error_code ec;
   if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);

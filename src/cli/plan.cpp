@@ -60,11 +60,12 @@ Action add_plan(CLI::App& app) {
       settings.capture = parse_capture_mode(options->capture, "--capture");
     }
     std::unique_ptr<GpuProbe> probe;  // asked once, and only if some worker is profiled
-    const std::string nsys =
-        find_program("nsys", environment_variable("PATH").value_or("")).value_or("nsys");
-    // As nsel exec does: the workarounds this nsys needs (all of them when there is none).
+    // The nsys nsel exec would use, found and asked as exec does (check_nsys), and so the
+    // workarounds it needs (all of them when there is none, shown as plain "nsys").
+    const NsysCheck nsys_check = check_nsys(environment_variable("PATH").value_or(""));
+    const std::string nsys = nsys_check.path.value_or("nsys");
     const std::optional<NsysVersion> nsys_version =
-        nsys == "nsys" ? std::nullopt : ask_nsys_version(nsys);
+        nsys_check.version.empty() ? std::nullopt : parse_nsys_version(nsys_check.version);
     // Each distinct option set is shown to this node's nsys once, as nsel exec will.
     std::set<std::vector<std::string>> options_asked;
     const ProcessIdentity self = identify_this_process(*identity);

@@ -388,6 +388,27 @@ void wait_for_the_stop() {
   for (;;) pause();
 }
 
+// While one lives, the stop signals wait on this thread and the handler on any other waits for
+// it: a child started then has its group in a slot before any stop can look.
+class StartingChild {
+ public:
+  StartingChild() {
+    sigset_t stops;
+    sigemptyset(&stops);
+    for (int signal_number : kStopSignals) sigaddset(&stops, signal_number);
+    pthread_sigmask(SIG_BLOCK, &stops, &previous_mask_);
+    ++children_starting;
+  }
+  ~StartingChild() {
+    --children_starting;
+    pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);  // a stop held back comes here
+  }
+  StartingChild(const StartingChild&) = delete;
+  StartingChild& operator=(const StartingChild&) = delete;
+
+ private:
+  sigset_t previous_mask_{};
+};
 }  // namespace
 
 StopCleanup::StopCleanup() {
@@ -437,34 +458,26 @@ int run_quietly_stoppable(const std::vector<std::string>& argv, const std::files
   // Between the child's start and its group's slot, a stop on this thread would end nsel and
   // leave the child running and writing (glibc's posix_spawn holds signals back while the child
   // opens its log, and delivers them the moment it returns): the stop signals wait until the slot
-  // is filled, and the handler on another thread waits for children_starting.
-  sigset_t stops;
-  sigset_t previous_mask;
-  sigemptyset(&stops);
-  for (int signal_number : kStopSignals) sigaddset(&stops, signal_number);
-  pthread_sigmask(SIG_BLOCK, &stops, &previous_mask);
-  ++children_starting;
-  if (stop_signal.load() != 0) {
-    --children_starting;
-    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-    wait_for_the_stop();
-  }
-  const int slot = claim_stop_slot();
+  // is filled (StartingChild).
   pid_t child = 0;
-  try {
-    child = spawn_process(argv, {}, "", output, true, log);
-  } catch (...) {
-    release_stop_slot(slot);
-    --children_starting;
-    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-    throw;
+  int slot = -1;
+  {
+    const StartingChild starting;
+    if (stop_signal.load() == 0) {
+      slot = claim_stop_slot();
+      try {
+        child = spawn_process(argv, {}, "", output, true, log);
+      } catch (...) {
+        release_stop_slot(slot);
+        throw;
+      }
+      if (slot >= 0) {
+        stop_slots[slot].group.store(child);  // the child leads its group: its pid is the group's
+        stop_slots[slot].state.store(2);
+      }
+    }
   }
-  if (slot >= 0) {
-    stop_slots[slot].group.store(child);  // the child leads its group: its pid is the group's
-    stop_slots[slot].state.store(2);
-  }
-  --children_starting;
-  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);  // a stop held back is handled here
+  if (child == 0) wait_for_the_stop();  // a stop had begun: nothing started, and it ends us
   int code = 0;
   try {
     code = wait_exit_code(child);

@@ -363,12 +363,8 @@ RunCheck check_run(const CheckRequest& request) {
   if (request.read_steps && any_complete) {
     // As `nsel report` chooses: each report by the nsys that can read it (its writer's version),
     // not merely the first on PATH.
-    std::vector<NsysInstall> installs =
-        find_nsys_installs(env("NSEL_NSYS"), env("PATH").value_or(""));
-    if (!installs.empty()) {
-      exports.emplace();
-      exports->installs = std::move(installs);
-      exports->cache_dir = default_export_cache_dir(env("XDG_CACHE_HOME"), env("HOME"));
+    if (ExportSettings settings = export_settings_from(env); !settings.installs.empty()) {
+      exports = std::move(settings);
       exports->exporting = request.exporting;
     }
   }

@@ -377,13 +377,8 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
   const ProfileSettings settings = ProfileSettings::from_environment(environment_variable);
   std::optional<ExportSettings> exports;
   // Each report exported by the nsys that can read it, as `nsel report` and `nsel check` choose.
-  if (auto installs = find_nsys_installs(environment_variable("NSEL_NSYS"),
-                                         environment_variable("PATH").value_or(""));
-      !installs.empty()) {
-    exports.emplace();
-    exports->installs = std::move(installs);
-    exports->cache_dir = default_export_cache_dir(environment_variable("XDG_CACHE_HOME"),
-                                                  environment_variable("HOME"));
+  if (ExportSettings found = export_settings_from(environment_variable); !found.installs.empty()) {
+    exports = std::move(found);
   }
   const fs::path root =
       request.root.empty() ? fs::temp_directory_path() / "nsel-demo" : request.root;

@@ -34,17 +34,12 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
   }
 
   ExportSettings export_settings;
-  export_settings.cache_dir = request.cache_dir.empty()
-                                  ? default_export_cache_dir(request.environment("XDG_CACHE_HOME"),
-                                                             request.environment("HOME"))
-                                  : request.cache_dir;
   const bool needs_nsys = std::any_of(reports.begin(), reports.end(),
                                       [](const fs::path& r) { return r.extension() != ".sqlite"; });
   if (needs_nsys) {
     // Every install is asked its version once, here, before the threads; each report is then
     // exported with the one that can read it.
-    export_settings.installs = find_nsys_installs(request.environment("NSEL_NSYS"),
-                                                  request.environment("PATH").value_or(""));
+    export_settings = export_settings_from(request.environment, request.cache_dir);
     if (export_settings.installs.empty()) {
       throw Error(
           "no nsys found (on PATH or in the known install folders): it is needed to "

@@ -39,9 +39,10 @@ inline std::filesystem::path gpu_reports_dir(const std::filesystem::path& source
   return source_dir / ".." / "shared" / "gpu-reports";
 }
 // Skips the calling test, with the reason, where `dir` (gpu_reports_dir) is absent.
-#define NSEL_SKIP_WITHOUT_GPU_REPORTS(dir)                                                  \
-  if (!std::filesystem::is_directory(dir)) {                                                \
-    GTEST_SKIP() << "no real GPU captures here: " << (dir) << " is absent (see DESIGN.md)"; \
+#define NSEL_SKIP_WITHOUT_GPU_REPORTS(dir)                  \
+  if (!std::filesystem::is_directory(dir)) {                \
+    GTEST_SKIP() << "no real GPU captures here: " << (dir)  \
+                 << " is absent (see ../shared/DESIGN.md)"; \
   }
 
 // A fresh empty folder under the system temp folder, removed by the caller.

@@ -15,6 +15,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
 #include "nsel/core/nsys_version.hpp"
+#include "nsel/core/settings.hpp"
 
 namespace nsel {
 
@@ -110,5 +111,13 @@ void prepare_export_cache(const std::filesystem::path& dir);
 // (one per user).
 std::filesystem::path default_export_cache_dir(const std::optional<std::string>& xdg_cache_home,
                                                const std::optional<std::string>& home);
+
+// The settings every command (report, diff, check, the demo) exports with, from `environment`:
+// the installs find_nsys_installs finds from NSEL_NSYS and PATH (each report then exported by
+// the nsys that can read it), and `cache_dir`, else default_export_cache_dir of XDG_CACHE_HOME
+// and HOME. `installs` is empty when no nsys is found; a bad NSEL_NSYS throws as
+// find_nsys_installs does.
+ExportSettings export_settings_from(const EnvLookup& environment,
+                                    const std::filesystem::path& cache_dir = {});
 
 }  // namespace nsel

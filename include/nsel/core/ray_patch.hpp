@@ -1,4 +1,4 @@
-// The fix of Ray's nsight launcher (DESIGN.md): Ray's `_nsight` runtime-env plugin replaces the
+// The fix of Ray's nsight launcher (docs/ray.md): Ray's `_nsight` runtime-env plugin replaces the
 // worker's interpreter with whatever `python` is on PATH; the fix keeps `context.py_executable`.
 #pragma once
 
