@@ -4,6 +4,7 @@ each), and reports checked with real nsys exports."""
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -85,10 +86,51 @@ def private_ray(root, patched):
     return target.parent
 
 
+def _ephemeral_ports():
+    """The kernel's range for bind(0) and outgoing connections (Linux's default if unreadable)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+_PORTS_HANDED_OUT = set()
+_PORT_CHOICE = random.SystemRandom()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port no other part of this process was given, free on every address now, and outside
+    both the kernel's ephemeral range and Ray's worker ports (10002-19999). A port from bind(0)
+    lies in the ephemeral range, where any process's bind(0) or outgoing connection may take it
+    before Ray binds it; a listener on the node's own address does not show on 127.0.0.1."""
+    ephemeral_low, ephemeral_high = _ephemeral_ports()
+    candidates = [port for port in range(20000, 65536)
+                  if not ephemeral_low <= port <= ephemeral_high and port not in _PORTS_HANDED_OUT]
+    for _ in range(200):
+        port = _PORT_CHOICE.choice(candidates)
+        try:
+            with socket.socket() as probe:
+                probe.bind(("", port))
+        except OSError:
+            continue
+        _PORTS_HANDED_OUT.add(port)
+        return port
+    raise RuntimeError("no free port outside the ephemeral range after 200 tries")
+
+
+def _log_tails(temp_dir, lines=15):
+    """The last lines of the logs that say why a node did not start (GCS, raylet, agents)."""
+    logs = Path(temp_dir) / "session_latest" / "logs"
+    parts = []
+    for name in ("gcs_server.out", "gcs_server.err", "raylet.out", "raylet.err",
+                 "dashboard_agent.log", "runtime_env_agent.log"):
+        try:
+            tail = (logs / name).read_text(errors="replace").splitlines()[-lines:]
+        except OSError:
+            continue
+        parts.append(f"--- {name}:\n" + "\n".join(tail))
+    return "\n".join(parts)
 
 
 class RayCluster:
@@ -117,15 +159,17 @@ class RayCluster:
         env.update(env_overrides or {})
         self.env = env
         self.log = open(self.temp_dir / "ray-start.log", "w")
+        # Ports of its own, so that no other cluster on this machine is reached by mistake.
+        self.ports = {"port": self.port, **{option: free_port() for option in (
+            "node-manager-port", "object-manager-port", "ray-client-server-port",
+            "dashboard-port", "dashboard-agent-listen-port", "dashboard-agent-grpc-port",
+            "runtime-env-agent-port", "metrics-export-port")}}
         self.process = subprocess.Popen(
             [str(VENV_BIN / "ray"), "start", "--head", "--block", f"--temp-dir={self.temp_dir}",
-             f"--port={self.port}", "--num-cpus=8", "--include-dashboard=false",
+             # On loopback only: the node's RPCs never depend on the machine's own interface.
+             "--node-ip-address=127.0.0.1", "--num-cpus=8", "--include-dashboard=false",
              "--disable-usage-stats",
-             # Ports of its own, so that no other cluster on this machine is reached by mistake.
-             *(f"--{option}={free_port()}" for option in (
-                 "node-manager-port", "object-manager-port", "ray-client-server-port",
-                 "dashboard-port", "dashboard-agent-listen-port", "dashboard-agent-grpc-port",
-                 "runtime-env-agent-port", "metrics-export-port"))],
+             *(f"--{option}={port}" for option, port in self.ports.items())],
             env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -135,8 +179,9 @@ class RayCluster:
                 break
             time.sleep(0.5)
         text = (self.temp_dir / "ray-start.log").read_text()
+        logs = _log_tails(self.temp_dir)
         self.stop()
-        raise RuntimeError(f"ray start failed:\n{text[-3000:]}")
+        raise RuntimeError(f"ray start failed (ports {self.ports}):\n{text[-3000:]}\n{logs}")
 
     def driver_environment(self, selection=SELECT):
         env = dict(self.env)

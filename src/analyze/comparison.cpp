@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <array>
 #include <map>
+#include <set>
 
 #include "nsel/analyze/comparison.hpp"
 
@@ -35,12 +37,59 @@ bool is_straggler(const std::optional<double>& percent_above, double threshold_p
   return percent_above && *percent_above > threshold_percent;
 }
 
+bool is_communication_range(std::string_view name) {
+  std::string folded;
+  for (const char c : name) {
+    if (c == '-' || c == '_' || c == '.' || c == ' ') continue;
+    folded += c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  constexpr std::array<std::string_view, 6> kCollectives = {
+      "allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "barrier"};
+  return std::any_of(kCollectives.begin(), kCollectives.end(), [&](std::string_view collective) {
+    return folded.find(collective) != std::string::npos;
+  });
+}
+
+namespace {
+
+// The process that is a straggler in the most steps, of equal counts the one further above.
+std::optional<RunStraggler> run_straggler(const std::vector<StepAcrossWorkers>& steps,
+                                          std::size_t processes) {
+  std::vector<RunStraggler> per(processes);
+  for (std::size_t p = 0; p < processes; ++p) per[p].process = p;
+  for (const StepAcrossWorkers& step : steps) {
+    for (std::size_t p = 0; p < processes; ++p) {
+      if (!step.work_ns[p]) continue;
+      ++per[p].steps;
+    }
+    for (std::size_t p : step.stragglers) {
+      ++per[p].slow_steps;
+      per[p].mean_percent_above_others += *step.percent_above_others[p];
+    }
+  }
+  std::optional<RunStraggler> worst;
+  for (RunStraggler& candidate : per) {
+    if (candidate.slow_steps == 0) continue;
+    candidate.mean_percent_above_others /= static_cast<double>(candidate.slow_steps);
+    if (!worst || candidate.slow_steps > worst->slow_steps ||
+        (candidate.slow_steps == worst->slow_steps &&
+         candidate.mean_percent_above_others > worst->mean_percent_above_others)) {
+      worst = candidate;
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
 StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
                              double straggler_percent) {
   StepComparison out;
   out.straggler_percent = straggler_percent;
   std::map<long long, std::vector<std::optional<long long>>> by_step;
   std::map<long long, std::vector<std::optional<long long>>> communication_by_step;
+  std::map<long long, std::vector<std::optional<long long>>> work_by_step;
+  std::set<std::string> communication_ranges;
   for (std::size_t p = 0; p < processes.size(); ++p) {
     for (const StepSummary& s : processes[p].steps) {
       if (s.cut) continue;  // its length is not the step's
@@ -48,6 +97,15 @@ StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
       row.resize(processes.size());
       // A step number seen twice in one process (a restarted loop) counts with its total time.
       row[p] = analyze::add_ns(row[p].value_or(0), s.duration_ns());
+      long long waiting = 0;
+      for (const RangeShare& share : s.shares) {
+        if (!is_communication_range(share.range)) continue;
+        waiting = analyze::add_ns(waiting, share.ns);
+        communication_ranges.insert(share.range);
+      }
+      auto& work = work_by_step[s.step];
+      work.resize(processes.size());
+      work[p] = analyze::add_ns(work[p].value_or(0), std::max(0LL, s.duration_ns() - waiting));
       auto& talk = communication_by_step[s.step];
       talk.resize(processes.size());
       if (s.communication_ns) talk[p] = analyze::add_ns(talk[p].value_or(0), *s.communication_ns);
@@ -57,6 +115,7 @@ StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
     StepAcrossWorkers row;
     row.step = step;
     row.duration_ns = std::move(durations);
+    row.work_ns = std::move(work_by_step[step]);
     const std::vector<std::optional<long long>>& talk = communication_by_step[step];
     std::optional<long long> least;
     for (const auto& t : talk) {
@@ -73,7 +132,8 @@ StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
     row.median_ns = median_across(std::move(present)).value_or(0);
     long long slowest = -1;
     for (std::size_t p = 0; p < row.duration_ns.size(); ++p) {
-      row.percent_above_others.push_back(percent_above_others(row.duration_ns, p));
+      row.others_median_ns.push_back(median_of_others(row.work_ns, p));
+      row.percent_above_others.push_back(percent_above_others(row.work_ns, p));
       const auto& d = row.duration_ns[p];
       if (!d) continue;
       if (*d > slowest) {
@@ -82,11 +142,12 @@ StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
       }
       if (is_straggler(row.percent_above_others[p], straggler_percent)) row.stragglers.push_back(p);
     }
-    std::sort(row.stragglers.begin(), row.stragglers.end(), [&](std::size_t a, std::size_t b) {
-      return *row.duration_ns[a] > *row.duration_ns[b];
-    });
+    std::sort(row.stragglers.begin(), row.stragglers.end(),
+              [&](std::size_t a, std::size_t b) { return *row.work_ns[a] > *row.work_ns[b]; });
     out.steps.push_back(std::move(row));
   }
+  out.communication_ranges.assign(communication_ranges.begin(), communication_ranges.end());
+  out.straggler = run_straggler(out.steps, processes.size());
   return out;
 }
 

@@ -8,11 +8,15 @@
 #include "nsel/render/report.hpp"
 #include "render/formatted.hpp"
 #include "render/json_schema.hpp"
+#include "render/number_text.hpp"
+#include "render/straggler_text.hpp"
+#include "render/terminal_cells.hpp"
 
 namespace nsel {
 namespace {
 
 namespace fs = std::filesystem;
+using analyze_text::ms_tenths;
 using render_detail::formatted;
 
 std::string column_label(const ProcessSummary& process) {
@@ -20,12 +24,6 @@ std::string column_label(const ProcessSummary& process) {
   std::string label = id.rank ? "rank " + std::to_string(*id.rank) : id.worker;
   if (id.pid != 0) label += " (pid " + std::to_string(id.pid) + ")";
   return label;
-}
-
-std::string ms(long long ns) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", static_cast<double>(ns) / 1e6);
-  return text;
 }
 
 std::string verdict_line(const RunCheck& check) {
@@ -63,10 +61,12 @@ std::string findings_text(const DemoRun& run) {
       out += formatted("  %-6lld", step.step);
       for (std::size_t p = 0; p < set.processes.size(); ++p) {
         const auto& d = step.duration_ns[p];
-        std::string value = d ? ms(*d) : "-";
-        if (i < run.compute.size() && run.compute[i].compute_ns[p]) {
-          value +=
-              " (" + ms(*run.compute[i].compute_ns[p]) + ")" + (run.compute[i].slow[p] ? " *" : "");
+        std::string value = d ? ms_tenths(*d) : "-";
+        const auto& work = step.work_ns[p];
+        if (work && !set.comparison.communication_ranges.empty()) {
+          const bool slow =
+              std::find(step.stragglers.begin(), step.stragglers.end(), p) != step.stragglers.end();
+          value += " (" + ms_tenths(*work) + ")" + (slow ? " *" : "");
         }
         out += formatted("  %-22s", value.c_str());
       }
@@ -89,24 +89,18 @@ std::string findings_text(const DemoRun& run) {
       std::string parts;
       for (const auto& [range, ns] : totals) {
         parts += (parts.empty() ? "" : ", ") + range + " " +
-                 ms(ns / static_cast<long long>(std::max<std::size_t>(p.steps.size(), 1)));
+                 ms_tenths(ns / static_cast<long long>(std::max<std::size_t>(p.steps.size(), 1)));
       }
       out +=
           formatted("  %-20s  %s\n", column_label(p).c_str(), parts.empty() ? "-" : parts.c_str());
     }
-    if (run.straggler) {
-      const ProcessSummary& p = set.processes[run.straggler->process];
-      out += formatted(
-          "\nStraggler: %s %s: its compute is above the median of the other ranks' in %zu of %zu "
-          "steps, by "
-          "%.1f %% on average; the other ranks wait for it in all-reduce\n",
-          p.identity.worker.c_str(), column_label(p).c_str(), run.straggler->slow_steps,
-          run.straggler->steps, run.straggler->mean_percent_above_others);
-    } else {
-      out += formatted(
-          "\nStraggler: none (no compute more than %.0f %% above the median of the other ranks')\n",
-          set.comparison.straggler_percent);
-    }
+    const StepComparison& c = set.comparison;
+    out += "\nStraggler: " +
+           (c.straggler ? render_detail::shown(render_detail::process_name(
+                              set.processes[c.straggler->process].identity)) +
+                              render_detail::straggler_finding(c, *c.straggler)
+                        : render_detail::no_straggler_text(c)) +
+           "\n";
   } else if (!run.summary_problem.empty()) {
     out += formatted("\nSummary: %s\n", run.summary_problem.c_str());
   }
@@ -160,14 +154,15 @@ nlohmann::ordered_json render_demo_json(const DemoRun& run) {
   for (const fs::path& leftover : run.leftovers) out["leftovers"].push_back(leftover.string());
   out["slow_rank"] = run.slow_rank >= 0 ? nlohmann::json(run.slow_rank) : nlohmann::json(nullptr);
   out["straggler"] = nullptr;
-  if (run.straggler && run.summary) {
-    const ReportIdentity& id = run.summary->processes[run.straggler->process].identity;
+  if (run.summary && run.summary->comparison.straggler) {
+    const RunStraggler& straggler = *run.summary->comparison.straggler;
+    const ReportIdentity& id = run.summary->processes[straggler.process].identity;
     out["straggler"] = {{"worker", id.worker},
                         {"rank", id.rank ? nlohmann::json(*id.rank) : nlohmann::json(nullptr)},
                         {"pid", id.pid},
-                        {"slow_steps", run.straggler->slow_steps},
-                        {"steps", run.straggler->steps},
-                        {"mean_percent_above_others", run.straggler->mean_percent_above_others}};
+                        {"slow_steps", straggler.slow_steps},
+                        {"steps", straggler.steps},
+                        {"mean_percent_above_others", straggler.mean_percent_above_others}};
   }
   nlohmann::json counts = nlohmann::json::object();
   for (const CheckedReport& r : run.verdict.reports) {

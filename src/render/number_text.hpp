@@ -23,6 +23,10 @@ inline std::string ms(long long ns) {
 inline std::string ms_text(double ns) {
   return fixed(ns / 1e6, 3);
 }
+// With one decimal, for the demo's narrow step columns.
+inline std::string ms_tenths(long long ns) {
+  return fixed(static_cast<double>(ns) / 1e6, 1);
+}
 
 // Every percentage a person reads: one decimal, rounded as above, a space before the sign.
 inline std::string percent_text(double percent) {

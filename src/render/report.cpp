@@ -15,6 +15,7 @@
 #include "render/number_text.hpp"
 #include "render/plain_tables.hpp"
 #include "render/run_header.hpp"
+#include "render/straggler_text.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -25,10 +26,6 @@ using analyze_text::fixed;
 using analyze_text::ms;
 using analyze_text::ms_text;
 using analyze_text::percent_text;
-
-double others_median_ns(const StepAcrossWorkers& step, std::size_t process) {
-  return median_of_others(step.duration_ns, process).value_or(0);
-}
 
 std::string percent(long long part, long long whole) {
   return whole == 0 ? "-"
@@ -195,18 +192,24 @@ std::string render_text(const ReportSet& set) {
       table.add(row);
     }
     out << "\nStep time by worker (ms)\n" << table.render("  ");
-    out << "\nStragglers (more than " << percent_text(c.straggler_percent)
-        << " above the median of the other workers' step time)\n";
+    out << "\n" << render_detail::stragglers_heading(c) << "\n";
     bool any = false;
     for (const StepAcrossWorkers& s : c.steps) {
       for (std::size_t p : s.stragglers) {
         any = true;
-        out << "  step " << s.step << ": " << name_text(set.processes[p].identity.label()) << " "
-            << ms(*s.duration_ns[p]) << " ms, " << percent_text(*s.percent_above_others[p])
-            << " above the others' median " << ms_text(others_median_ns(s, p)) << " ms\n";
+        out << "  step " << s.step << ": "
+            << name_text(render_detail::process_name(set.processes[p].identity)) << " "
+            << ms(*s.work_ns[p]) << " ms, " << percent_text(*s.percent_above_others[p])
+            << " above the others' median " << ms_text(s.others_median_ns[p].value_or(0))
+            << " ms\n";
       }
     }
     if (!any) out << "  none\n";
+    if (c.straggler) {
+      out << "  Straggler: "
+          << name_text(render_detail::process_name(set.processes[c.straggler->process].identity))
+          << render_detail::straggler_finding(c, *c.straggler) << "\n";
+    }
     bool waits = false;
     for (const StepAcrossWorkers& s : c.steps) {
       for (const auto& w : s.communication_wait_ns) waits |= w.has_value();
@@ -280,6 +283,20 @@ nlohmann::json or_null(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// The run's straggler (StepComparison::straggler), or null.
+nlohmann::json straggler_json(const ReportSet& set) {
+  if (!set.comparison.straggler) return nullptr;
+  const RunStraggler& straggler = *set.comparison.straggler;
+  const ReportIdentity& id = set.processes[straggler.process].identity;
+  return {{"label", id.label()},
+          {"worker", id.worker},
+          {"rank", or_null(id.rank)},
+          {"pid", id.pid},
+          {"slow_steps", straggler.slow_steps},
+          {"steps", straggler.steps},
+          {"mean_percent_above_others", round_like_sqlite(straggler.mean_percent_above_others, 1)}};
+}
+
 }  // namespace
 
 nlohmann::json render_json(const ReportSet& set) {
@@ -303,6 +320,7 @@ nlohmann::json render_json(const ReportSet& set) {
     }
     processes.push_back(
         {{"label", id.label()},
+         {"name", render_detail::process_name(id)},
          {"worker", id.worker},
          {"rank", or_null(id.rank)},
          {"node", id.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(id.node)},
@@ -339,8 +357,13 @@ nlohmann::json render_json(const ReportSet& set) {
     for (std::size_t p = 0; p < s.communication_wait_ns.size(); ++p) {
       waits[set.processes[p].identity.label()] = or_null(s.communication_wait_ns[p]);
     }
+    nlohmann::json work = nlohmann::json::object();
+    for (std::size_t p = 0; p < s.work_ns.size(); ++p) {
+      work[set.processes[p].identity.label()] = or_null(s.work_ns[p]);
+    }
     steps.push_back({{"step", s.step},
                      {"duration_ns", durations},
+                     {"work_ns", work},
                      {"communication_wait_ns", waits},
                      {"median_ns", s.median_ns},
                      {"slowest", set.processes[s.slowest].identity.label()},
@@ -355,6 +378,8 @@ nlohmann::json render_json(const ReportSet& set) {
           {"processes", processes},
           {"steps", steps},
           {"straggler_percent", set.comparison.straggler_percent},
+          {"communication_ranges", set.comparison.communication_ranges},
+          {"straggler", straggler_json(set)},
           {"failures", failures}};
 }
 
@@ -437,7 +462,8 @@ std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
   header.push_back("slowest");
   by_worker.row(header);
   Csv& stragglers = add("stragglers.csv");
-  stragglers.row({"step", "process", "duration_ns", "others_median_ns", "percent_above_others"});
+  stragglers.row(
+      {"step", "process", "duration_ns", "work_ns", "others_median_ns", "percent_above_others"});
   for (const StepAcrossWorkers& s : set.comparison.steps) {
     std::vector<std::string> row = {std::to_string(s.step)};
     for (const auto& d : s.duration_ns) row.push_back(d ? std::to_string(*d) : "");
@@ -446,7 +472,8 @@ std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
     by_worker.row(row);
     for (std::size_t p : s.stragglers) {
       stragglers.row({std::to_string(s.step), set.processes[p].identity.label(),
-                      std::to_string(*s.duration_ns[p]), fixed(others_median_ns(s, p), 1),
+                      std::to_string(*s.duration_ns[p]), std::to_string(*s.work_ns[p]),
+                      fixed(s.others_median_ns[p].value_or(0), 1),
                       fixed(*s.percent_above_others[p], 1)});
     }
   }

@@ -16,6 +16,7 @@
 #include "render/number_text.hpp"
 #include "render/page/assets.hpp"
 #include "render/run_header.hpp"
+#include "render/straggler_text.hpp"
 
 namespace nsel {
 namespace {
@@ -131,12 +132,12 @@ nlohmann::json optional_number(const std::optional<long long>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-// The label split so that its end (the PID or rank after the last '/') is never cut off: only
-// the start shrinks to an ellipsis when the label column is too narrow.
+// The label (process_name) split so that its end (the rank and PID) is never cut off: only the
+// worker's name shrinks to an ellipsis when the label column is too narrow.
 void worker_label(std::ostringstream& out, const std::string& label, int row) {
-  const std::size_t slash = label.rfind('/');
-  const std::size_t cut =
-      slash == std::string::npos ? (label.size() > 8 ? label.size() - 8 : label.size()) : slash;
+  std::size_t cut = label.rfind(" rank ");
+  if (cut == std::string::npos) cut = label.rfind(" (pid ");
+  if (cut == std::string::npos) cut = label.size() > 8 ? label.size() - 8 : label.size();
   out << "<div class=wl title='" << escape(label) << "' style='height:" << row
       << "px;line-height:" << row << "px'><span class=wa>" << escape(label.substr(0, cut))
       << "</span><span class=wb>" << escape(label.substr(cut)) << "</span></div>\n";
@@ -280,8 +281,8 @@ nlohmann::json timeline_data(const ReportSet& set, const RangeNames& names,
   step_columns(data, set.comparison, medians);
   nlohmann::json procs = nlohmann::json::array();
   for (std::size_t p = 0; p < set.processes.size(); ++p) {
-    procs.push_back(
-        {{"label", set.processes[p].identity.label()}, {"cells", worker_cells(set, p, names)}});
+    procs.push_back({{"label", render_detail::process_name(set.processes[p].identity)},
+                     {"cells", worker_cells(set, p, names)}});
   }
   data["procs"] = procs;
   return data;
@@ -335,7 +336,7 @@ void timeline(std::ostringstream& out, const ReportSet& set, const RangeNames& n
   const TimelineLayout layout = timeline_layout(set);
   std::ostringstream labels;
   for (const ProcessSummary& p : set.processes)
-    worker_label(labels, p.identity.label(), layout.row);
+    worker_label(labels, render_detail::process_name(p.identity), layout.row);
   out << html_page::fill(page_assets::timeline_html,
                          {{"top", std::to_string(layout.top)},
                           {"head", std::to_string(layout.head)},
@@ -410,32 +411,38 @@ void gpu_table(std::ostringstream& out, const ReportSet& set,
 // The step time of every worker in every step, and the stragglers among them.
 void step_time_tables(std::ostringstream& out, const ReportSet& set) {
   std::vector<std::string> header = {"step"};
-  for (const ProcessSummary& p : set.processes) header.push_back(p.identity.label() + " (ms)");
+  for (const ProcessSummary& p : set.processes) {
+    header.push_back(render_detail::process_name(p.identity) + " (ms)");
+  }
   header.push_back("median (ms)");
   header.push_back("slowest");
   std::vector<std::vector<std::string>> rows;
   std::vector<std::vector<std::string>> stragglers;
-  for (const StepAcrossWorkers& s : set.comparison.steps) {
+  const StepComparison& c = set.comparison;
+  for (const StepAcrossWorkers& s : c.steps) {
     std::vector<std::string> row = {std::to_string(s.step)};
     for (const auto& d : s.duration_ns) row.push_back(d ? ms(*d) : "-");
     row.push_back(fixed(s.median_ns / 1e6, 3));
-    row.push_back(set.processes[s.slowest].identity.label());
+    row.push_back(render_detail::process_name(set.processes[s.slowest].identity));
     rows.push_back(row);
     for (std::size_t p : s.stragglers) {
-      stragglers.push_back({std::to_string(s.step), set.processes[p].identity.label(),
-                            ms(*s.duration_ns[p]),
-                            fixed(median_of_others(s.duration_ns, p).value_or(0) / 1e6, 3),
+      stragglers.push_back({std::to_string(s.step),
+                            render_detail::process_name(set.processes[p].identity),
+                            ms(*s.work_ns[p]), fixed(s.others_median_ns[p].value_or(0) / 1e6, 3),
                             fixed(*s.percent_above_others[p], 1)});
     }
   }
   out << "<h3>Step time by worker</h3>\n<div class=wide>";
   table(out, header, rows);
   out << "</div>\n";
-  out << "<h3>Stragglers (more than " << fixed(set.comparison.straggler_percent, 1)
-      << " % above the median of the other workers' step time)</h3>\n";
-  if (stragglers.empty()) {
-    out << "<p class=note>None.</p>\n";
-  } else {
+  out << "<h3>" << escape(render_detail::stragglers_heading(c)) << "</h3>\n";
+  out << "<p class=note>Straggler: "
+      << escape(c.straggler
+                    ? render_detail::process_name(set.processes[c.straggler->process].identity) +
+                          render_detail::straggler_finding(c, *c.straggler)
+                    : render_detail::no_straggler_text(c))
+      << "</p>\n";
+  if (!stragglers.empty()) {
     table(out, {"step", "worker", "time (ms)", "others' median (ms)", "above the others (%)"},
           stragglers, 2);
   }

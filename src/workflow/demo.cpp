@@ -93,62 +93,6 @@ DemoReport inspect(const fs::path& report, const std::optional<ExportSettings>& 
   return listed;
 }
 
-constexpr std::string_view kWaitRange = "all-reduce";
-
-// Each process's compute per step: the step less its wait for the others.
-std::vector<DemoComputeStep> compute_per_step(const ReportSet& set) {
-  std::vector<DemoComputeStep> out;
-  for (const StepAcrossWorkers& across : set.comparison.steps) {
-    DemoComputeStep step{across.step, {}, {}, {}};
-    for (const ProcessSummary& process : set.processes) {
-      std::optional<long long> compute;
-      for (const StepSummary& s : process.steps) {
-        if (s.step != across.step || s.cut) continue;  // a cut step's length is not its own
-        long long wait = 0;
-        for (const RangeShare& share : s.shares) {
-          if (share.range == kWaitRange) wait += share.ns;
-        }
-        compute = s.duration_ns() - wait;
-        break;
-      }
-      step.compute_ns.push_back(compute);
-    }
-    for (std::size_t p = 0; p < step.compute_ns.size(); ++p) {
-      step.percent_above_others.push_back(percent_above_others(step.compute_ns, p));
-      step.slow.push_back(
-          is_straggler(step.percent_above_others.back(), set.comparison.straggler_percent));
-    }
-    out.push_back(std::move(step));
-  }
-  return out;
-}
-
-std::optional<DemoStraggler> find_straggler(const std::vector<DemoComputeStep>& steps,
-                                            std::size_t processes) {
-  std::vector<DemoStraggler> per(processes);
-  for (std::size_t p = 0; p < processes; ++p) per[p].process = p;
-  for (const DemoComputeStep& step : steps) {
-    for (std::size_t p = 0; p < processes; ++p) {
-      if (!step.compute_ns[p]) continue;
-      ++per[p].steps;
-      if (!step.slow[p]) continue;
-      ++per[p].slow_steps;
-      per[p].mean_percent_above_others += *step.percent_above_others[p];
-    }
-  }
-  std::optional<DemoStraggler> worst;
-  for (DemoStraggler& candidate : per) {
-    if (candidate.slow_steps == 0) continue;
-    candidate.mean_percent_above_others /= static_cast<double>(candidate.slow_steps);
-    if (!worst || candidate.slow_steps > worst->slow_steps ||
-        (candidate.slow_steps == worst->slow_steps &&
-         candidate.mean_percent_above_others > worst->mean_percent_above_others)) {
-      worst = candidate;
-    }
-  }
-  return worst;
-}
-
 }  // namespace
 
 int DemoRun::exit_code() const {
@@ -410,8 +354,6 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
     summary.environment = environment_variable;
     try {
       run.summary = summarize_reports(summary, ReportProgress{});
-      run.compute = compute_per_step(*run.summary);
-      run.straggler = find_straggler(run.compute, run.summary->processes.size());
     } catch (const Error& e) {
       run.summary_problem = e.what();
     }

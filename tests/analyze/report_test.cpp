@@ -237,6 +237,50 @@ TEST(CompareSteps, TwoRanksAreEachJudgedAgainstTheOther) {
   EXPECT_TRUE(alone.steps[0].stragglers.empty());
 }
 
+// Every rank's step lasts until the last one arrives at the all-reduce, so step times are
+// alike; the straggler is the rank the others wait for. The old rule judged step time and found
+// none here while the demo, by a rule of its own, named rank 1.
+TEST(CompareSteps, TheRankTheOthersWaitForInACommunicationRangeIsTheStraggler) {
+  std::vector<nsel::ProcessSummary> processes(3);
+  const long long compute[3] = {100, 150, 102};
+  for (int p = 0; p < 3; ++p) {
+    processes[p].identity.worker = "w";
+    processes[p].identity.rank = p;
+    for (int s = 1; s <= 3; ++s) {
+      nsel::StepSummary step;
+      step.step = s;
+      step.start_ns = s * 1000;
+      step.end_ns = step.start_ns + 160;  // alike: every rank leaves the all-reduce together
+      const long long own = s == 3 ? 100 : compute[p];  // in step 3 nobody is slow
+      step.shares = {{"forward", own, step.start_ns}, {"all-reduce", 160 - own, step.start_ns}};
+      processes[p].steps.push_back(step);
+    }
+  }
+  const nsel::StepComparison c = nsel::compare_steps(processes, 10);
+  ASSERT_EQ(c.steps.size(), 3u);
+  EXPECT_EQ(c.communication_ranges, std::vector<std::string>{"all-reduce"});
+  EXPECT_EQ(c.steps[0].work_ns[1], 150);
+  EXPECT_EQ(c.steps[0].others_median_ns[1], 101.0);
+  EXPECT_EQ(c.steps[0].stragglers, std::vector<std::size_t>{1});
+  EXPECT_EQ(c.steps[1].stragglers, std::vector<std::size_t>{1});
+  EXPECT_TRUE(c.steps[2].stragglers.empty());
+  ASSERT_TRUE(c.straggler.has_value());
+  EXPECT_EQ(c.straggler->process, 1u);
+  EXPECT_EQ(c.straggler->slow_steps, 2u);
+  EXPECT_EQ(c.straggler->steps, 3u);
+  EXPECT_NEAR(c.straggler->mean_percent_above_others, 100.0 * 49.0 / 101.0, 1e-9);
+}
+
+TEST(CompareSteps, CommunicationRangesAreCollectivesByName) {
+  for (const char* name : {"all-reduce", "AllReduce", "nccl all_gather", "reduce_scatter grads",
+                           "all_to_all", "Broadcast params", "dist.barrier"}) {
+    EXPECT_TRUE(nsel::is_communication_range(name)) << name;
+  }
+  for (const char* name : {"forward", "backward", "optimizer step", "reduce", "all"}) {
+    EXPECT_FALSE(nsel::is_communication_range(name)) << name;
+  }
+}
+
 TEST(FindReportFiles, WalksFoldersAndSkipsCachedExports) {
   const fs::path dir = fresh_dir("find");
   fs::create_directories(dir / "session_1/logs/nsight");

@@ -409,7 +409,19 @@ TEST(Demo, EndsWithTheStepTableTheStragglerTheVerdictAndThePage) {
   EXPECT_EQ(out["verdict"]["expected"], 2);
   EXPECT_EQ(out["verdict"]["counts"], nlohmann::json({{"ok", 2}}));
   const fs::path html = out["html"].get<std::string>();
-  EXPECT_NE(nsel::test::slurp(html).find("<html"), std::string::npos) << html;
+  const std::string page = nsel::test::slurp(html);
+  EXPECT_NE(page.find("<html"), std::string::npos) << html;
+  // The page gives the terminal's verdict, by the same rule and the same name (with the rank).
+  const std::string straggler = "dtensor_policy_worker rank 1 (pid " +
+                                std::to_string(out["straggler"]["pid"].get<long long>()) + ")";
+  EXPECT_NE(page.find("Straggler: " + straggler +
+                      ": its step time less its communication "
+                      "ranges (all-reduce) is above the median of the other workers&#39; in 2 of "
+                      "2 steps"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(page.find("<td class=t>2</td><td class=t>" + straggler + "</td>"), std::string::npos)
+      << html;
 
   const auto t = run({kNsel, "demo", "--root", root.string()}, {});
   ASSERT_EQ(t.exit_code, 0) << t.err;

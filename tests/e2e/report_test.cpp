@@ -563,12 +563,12 @@ TEST(Report, HtmlPageDrawsEveryWorkerAndStepInHeadlessChromium) {
   std::map<std::string, long long> range_totals;
   for (const json& p : out["processes"]) {
     for (const json& s : p["steps"]) {
-      expected.emplace(p["label"], s["step"].get<int>());
+      expected.emplace(p["name"], s["step"].get<int>());
       for (const json& t : s["top_level_ranges"])
         range_totals[t["range"]] += t["ns"].get<long long>();
     }
-    // The worker's name is beside its bars, whole in its tooltip.
-    EXPECT_EQ(d.labels.count(p["label"].get<std::string>()), 1u) << p["label"];
+    // The worker's name (as the text names it) is beside its bars, whole in its tooltip.
+    EXPECT_EQ(d.labels.count(p["name"].get<std::string>()), 1u) << p["name"];
   }
   // Every (worker, step) bar laid out by the browser with a real size.
   std::string counts;
@@ -641,13 +641,13 @@ TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
     for (const json& s : p["steps"]) {
       ASSERT_FALSE(s["gpu_busy_ns"].is_null());
       const double share = s["gpu_busy_ns"].get<double>() / s["duration_ns"].get<double>();
-      busy_share[{p["label"], s["step"].get<int>()}] = share;
+      busy_share[{p["name"], s["step"].get<int>()}] = share;
       busy_by_step[s["step"].get<int>()].push_back(share);
       // The NCCL all-reduce kernels of every step: its communication share.
       ASSERT_FALSE(s["communication_ns"].is_null());
       const double communication =
           s["communication_ns"].get<double>() / s["duration_ns"].get<double>();
-      communication_share[{p["label"], s["step"].get<int>()}] = communication;
+      communication_share[{p["name"], s["step"].get<int>()}] = communication;
       communication_by_step[s["step"].get<int>()].push_back(communication);
       for (const json& t : s["top_level_ranges"]) {
         std::string name = t["range"];
@@ -701,7 +701,8 @@ TEST(Report, HtmlPageOfSixteenRealProcessesOf59StepsStaysReadable) {
     EXPECT_EQ(d.legend, legend) << where;
     ASSERT_EQ(d.labels.size(), 16u) << where;
     for (const auto& [label, cut] : d.labels) {
-      EXPECT_EQ(cut, label.rfind("vllm_async_generation_worker/", 0) == 0) << where << " " << label;
+      EXPECT_EQ(cut, label.rfind("vllm_async_generation_worker (pid ", 0) == 0)
+          << where << " " << label;
     }
     // The timeline scrolls in its own box; the page itself is never wider than the window.
     EXPECT_LE(d.page_width, d.window_width) << where;

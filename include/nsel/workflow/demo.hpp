@@ -51,27 +51,6 @@ struct DemoReport {
   std::string problem;  // empty, or why its steps could not be read
 };
 
-// In data-parallel training every rank waits in the all-reduce for the slowest, so step times
-// come out alike; the straggler is the rank whose compute (its step less its wait in the range
-// named "all-reduce") is above the median of the other ranks' the most often
-// (nsel/analyze/comparison.hpp's rule, as nsel report's stragglers).
-struct DemoStraggler {
-  std::size_t process = 0;  // index in summary->processes
-  std::size_t slow_steps = 0;
-  std::size_t steps = 0;                 // steps compared
-  double mean_percent_above_others = 0;  // of its compute, over its slow steps
-};
-
-// Per step of summary->comparison.steps, per process: its compute time, how far it is above the
-// median of the others' compute (percent_above_others), and whether by more than the straggler
-// threshold.
-struct DemoComputeStep {
-  long long step = 0;
-  std::vector<std::optional<long long>> compute_ns;
-  std::vector<std::optional<double>> percent_above_others;
-  std::vector<bool> slow;
-};
-
 struct DemoRun {
   std::string ray_version;  // --ray: the Ray that ran the actors (empty otherwise)
   std::filesystem::path session;
@@ -85,8 +64,10 @@ struct DemoRun {
   int slow_rank = -1;                // the policy rank made slower
   std::optional<ReportSet> summary;  // nsel report's summary of the reports, when any
   std::string summary_problem;       // why there is none, when reports were expected
-  std::vector<DemoComputeStep> compute;
-  std::optional<DemoStraggler> straggler;
+  // In data-parallel training every rank waits in the all-reduce for the slowest, so step times
+  // come out alike; the straggler is summary->comparison.straggler, nsel report's one rule: the
+  // rank whose compute (its step less its communication ranges, the demo's "all-reduce") is above
+  // the median of the other ranks' the most often.
   std::filesystem::path html;  // the HTML page, once the render room wrote it (write_demo_page)
   RunCheck verdict;            // nsel check of the session, expecting the profiled workers
   int exit_code() const;       // 0: every worker ran and the verdict is ok
