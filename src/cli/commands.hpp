@@ -52,7 +52,7 @@ inline void flush_standard_output() {
 // line on stderr: control characters escaped, cut at 512 bytes (nsel/core/terminal_text.hpp).
 // Standard output's lines are the render room's.
 inline std::string shown(const std::string& text) {
-  return terminal_text(text, 512);
+  return terminal_text(text, kNameCutBytes);
 }
 
 }  // namespace nsel::cli

@@ -1,16 +1,12 @@
 // nsel plan: what each worker would get, without starting anything.
 #include <cstdio>
 #include <memory>
-#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/identity.hpp"
-#include "nsel/core/plan.hpp"
 #include "nsel/core/values.hpp"
-#include "nsel/launch/nsys_check.hpp"
 #include "nsel/render/plan.hpp"
-#include "nsel/step/gpu_probe.hpp"
-#include "nsel/sys/nsys_installs.hpp"
+#include "nsel/workflow/run_worker.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -55,20 +51,6 @@ Action add_plan(CLI::App& app) {
 
   return [options, identity](const std::vector<std::string>& program) {
     for (const std::string& worker : options->workers) parse_worker_name(worker, "WORKER");
-    ProfileSettings settings = ProfileSettings::from_environment(environment_variable);
-    if (!options->capture.empty()) {
-      settings.capture = parse_capture_mode(options->capture, "--capture");
-    }
-    std::unique_ptr<GpuProbe> probe;  // asked once, and only if some worker is profiled
-    // The nsys nsel exec would use, found and asked as exec does (check_nsys), and so the
-    // workarounds it needs (all of them when there is none, shown as plain "nsys").
-    const NsysCheck nsys_check = check_nsys(environment_variable("PATH").value_or(""));
-    const std::string nsys = nsys_check.path.value_or("nsys");
-    const std::optional<NsysVersion> nsys_version =
-        nsys_check.version.empty() ? std::nullopt : parse_nsys_version(nsys_check.version);
-    // Each distinct option set is shown to this node's nsys once, as nsel exec will.
-    std::set<std::vector<std::string>> options_asked;
-    const ProcessIdentity self = identify_this_process(*identity);
     // One row per rank of --ranks, or one for this process's own identity.
     std::vector<std::optional<long long>> rows = {std::nullopt};
     if (!options->ranks.empty()) {
@@ -77,47 +59,30 @@ Action add_plan(CLI::App& app) {
         rows.push_back(rank);
       }
     }
+    PlanningMemo memo;  // nsys, the GPU and each option set asked once for all rows
     for (const std::string& worker : options->workers) {
       for (const std::optional<long long>& row : rows) {
-        PlanRequest request{worker, CaptureMode::nvtx, options->output_dir, program, nsys};
-        request.identity = self;
-        request.nsys_version = nsys_version;
-        std::string label = worker;
-        if (row) {
-          request.identity.rank = {*row, "--ranks", ""};
-          label += " rank " + std::to_string(*row);
-        }
-        WorkerPlan preview = select_worker(settings, request);
-        if (!preview.notice.empty()) std::fprintf(stderr, "%s\n", preview.notice.c_str());
-        if (preview.profile) {
-          const bool needs_probe =
-              settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda;
-          if (!probe && needs_probe) probe = std::make_unique<GpuProbe>(probe_gpu_isolated());
-          request.node_capture =
-              resolve_capture_mode(settings.capture, probe ? *probe : GpuProbe{});
-          complete_plan(preview, settings, request);
-          if (nsys_version && options_asked.insert(preview.options.to_argv()).second) {
-            require_known_options(preview.options, nsys, nsys_version->text,
-                                  environment_variable(kExtraOptionsVariable));
-          }
-          std::fprintf(stderr, "%s\n", preview.log_line().c_str());
-          std::optional<GpuVisibility> gpu;
-          if (probe) {
-            gpu = GpuVisibility{probe->usable, probe->detail,
-                                environment_variable("CUDA_VISIBLE_DEVICES")};
-          }
-          for (const std::string& line : plan_guidance(preview, settings.capture, gpu)) {
-            std::fprintf(stderr, "%s\n", line.c_str());
-          }
-        }
-        const GpuProbe* shown_probe = preview.profile ? probe.get() : nullptr;
+        WorkerRequest request;
+        request.worker = worker;
+        request.output_dir = options->output_dir;
+        request.capture = options->capture;
+        request.identity = given_identity(*identity);
+        request.program = program;
+        request.environment = environment_variable;
+        request.listed_rank = row;
+        const WorkerLaunch preview = preview_worker(request, memo);
+        // As nsel exec tells them: its notices, then the contract's log line.
+        for (const std::string& line : preview.notices) std::fprintf(stderr, "%s\n", line.c_str());
+        if (preview.profiled) std::fprintf(stderr, "%s\n", preview.plan.log_line().c_str());
+        const GpuProbe* shown_probe = preview.probe ? &*preview.probe : nullptr;
         if (options->json) {
-          std::printf("%s\n", render_plan_json(preview, shown_probe)
+          std::printf("%s\n", render_plan_json(preview.plan, shown_probe)
                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                                   .c_str());
         } else {
+          const std::string label = row ? worker + " rank " + std::to_string(*row) : worker;
           std::fputs(
-              render_plan_text(preview, shown_probe, !program.empty(), label, row.has_value())
+              render_plan_text(preview.plan, shown_probe, !program.empty(), label, row.has_value())
                   .c_str(),
               stdout);
         }

@@ -10,6 +10,7 @@
 #include "render/number_text.hpp"
 #include "render/plain_tables.hpp"
 #include "render/run_header.hpp"
+#include "render/terminal_cells.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -63,11 +64,6 @@ std::string shortened(const std::string& name, std::size_t width) {
 }
 
 using analyze::TextTable;
-
-// A name or a line outside a table: escaped and cut like a table's last cell.
-std::string name_text(const std::string& text) {
-  return terminal_text(text, TextTable::kMaxLastCellBytes);
-}
 
 std::string steps_tested_text(const Change& change) {
   if (change.baseline_steps.count == change.candidate_steps.count) {
@@ -157,14 +153,14 @@ std::string steps_list(const std::vector<long long>& steps) {
 void failures_text(std::ostringstream& out, const std::string& side, const DiffSide& s) {
   if (s.failures.empty()) return;
   out << "\nNot readable in the " << side << " (" << s.failures.size() << ")\n";
-  for (const ReportFailure& f : s.failures) out << "  " << name_text(f.message) << "\n";
+  for (const ReportFailure& f : s.failures) out << "  " << render_detail::shown(f.message) << "\n";
 }
 
 }  // namespace
 
 std::string render_diff_text(const RunDiff& diff) {
   std::ostringstream out;
-  out << name_text(verdict_line("step time", diff.step_time().change)) << "\n";
+  out << render_detail::shown(verdict_line("step time", diff.step_time().change)) << "\n";
   // Which runs: "Run:" becomes "Baseline run:" and "Candidate run:".
   out << "Baseline r" << analyze_text::run_header_text(diff.baseline.run).substr(1) << "\n";
   out << "Candidate r" << analyze_text::run_header_text(diff.candidate.run).substr(1) << "\n";
@@ -193,7 +189,8 @@ std::string render_diff_text(const RunDiff& diff) {
   }
   out << metrics.render("  ");
   for (const auto& [names, reason] : reasons) {
-    out << "  inconclusive: " << name_text(names) << " (" << name_text(reason) << ")\n";
+    out << "  inconclusive: " << render_detail::shown(names) << " (" << render_detail::shown(reason)
+        << ")\n";
   }
 
   if (!diff.pairs.empty()) {

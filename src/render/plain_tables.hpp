@@ -40,8 +40,8 @@ class Csv {
 // time beyond the table's own size; --json and --csv keep names whole.
 class TextTable {
  public:
-  static constexpr std::size_t kMaxCellBytes = 64;
-  static constexpr std::size_t kMaxLastCellBytes = 512;
+  static constexpr std::size_t kMaxCellBytes = kCellCutBytes;
+  static constexpr std::size_t kMaxLastCellBytes = kNameCutBytes;
 
   explicit TextTable(std::vector<std::string> header, std::size_t left = 0) : left_(left) {
     add(std::move(header));

@@ -16,6 +16,7 @@
 #include "render/plain_tables.hpp"
 #include "render/run_header.hpp"
 #include "render/straggler_text.hpp"
+#include "render/terminal_cells.hpp"
 
 namespace nsel {
 namespace fs = std::filesystem;
@@ -82,11 +83,6 @@ std::vector<std::string> kernel_cells(const KernelRow& r) {
   return cells;
 }
 
-// A name outside a table (a heading, a line): escaped and cut like a table's last cell.
-std::string name_text(const std::string& name) {
-  return terminal_text(name, TextTable::kMaxLastCellBytes);
-}
-
 std::string optional_text(const std::optional<long long>& v) {
   return v ? std::to_string(*v) : "-";
 }
@@ -114,12 +110,12 @@ std::string render_text(const ReportSet& set) {
   out << "\n" << analyze_text::run_header_text(describe_run(set.processes)) << "\n";
   for (const ProcessSummary& p : set.processes) {
     const ReportIdentity& id = p.identity;
-    out << "\n" << name_text(id.label()) << "\n";
-    out << "  worker " << name_text(id.worker) << "  rank " << optional_text(id.rank) << "  node "
-        << (id.node.empty() ? "-" : name_text(id.node)) << "  pid "
+    out << "\n" << render_detail::shown(id.label()) << "\n";
+    out << "  worker " << render_detail::shown(id.worker) << "  rank " << optional_text(id.rank)
+        << "  node " << (id.node.empty() ? "-" : render_detail::shown(id.node)) << "  pid "
         << (id.pid ? std::to_string(id.pid) : "-") << "  window " << window_text(id) << "\n";
-    out << "  report " << name_text(p.report.string()) << "\n";
-    for (const std::string& note : p.notes) out << "  Note: " << name_text(note) << "\n";
+    out << "  report " << render_detail::shown(p.report.string()) << "\n";
+    for (const std::string& note : p.notes) out << "  Note: " << render_detail::shown(note) << "\n";
     if (p.steps.empty()) {
       out << "  steps: none found\n";
     } else {
@@ -198,7 +194,7 @@ std::string render_text(const ReportSet& set) {
       for (std::size_t p : s.stragglers) {
         any = true;
         out << "  step " << s.step << ": "
-            << name_text(render_detail::process_name(set.processes[p].identity)) << " "
+            << render_detail::shown(render_detail::process_name(set.processes[p].identity)) << " "
             << ms(*s.work_ns[p]) << " ms, " << percent_text(*s.percent_above_others[p])
             << " above the others' median " << ms_text(s.others_median_ns[p].value_or(0))
             << " ms\n";
@@ -207,7 +203,8 @@ std::string render_text(const ReportSet& set) {
     if (!any) out << "  none\n";
     if (c.straggler) {
       out << "  Straggler: "
-          << name_text(render_detail::process_name(set.processes[c.straggler->process].identity))
+          << render_detail::shown(
+                 render_detail::process_name(set.processes[c.straggler->process].identity))
           << render_detail::straggler_finding(c, *c.straggler) << "\n";
     }
     bool waits = false;
@@ -238,7 +235,8 @@ std::string render_text(const ReportSet& set) {
   }
   if (!set.failures.empty()) {
     out << "\nNot readable\n";
-    for (const ReportFailure& f : set.failures) out << "  " << name_text(f.message) << "\n";
+    for (const ReportFailure& f : set.failures)
+      out << "  " << render_detail::shown(f.message) << "\n";
   }
   return out.str();
 }

@@ -14,7 +14,7 @@ namespace nsel::analyze_text {
 inline std::string few_of(const std::vector<std::string>& values, std::size_t shown = 3) {
   std::string out;
   for (std::size_t i = 0; i < values.size() && i < shown; ++i) {
-    out += (i == 0 ? "" : ", ") + terminal_text(values[i], 128);
+    out += (i == 0 ? "" : ", ") + terminal_text(values[i], kListItemCutBytes);
   }
   if (values.size() > shown) out += " and " + std::to_string(values.size() - shown) + " more";
   return out;
@@ -36,9 +36,9 @@ inline std::string run_header_text(const RunFacts& run) {
   if (!run.windows.empty()) parts.push_back("steps " + few_of(run.windows));
   if (!run.nsys_versions.empty()) parts.push_back("nsys " + few_of(run.nsys_versions));
   if (!run.first_started.empty()) {
-    parts.push_back("started " + terminal_text(run.first_started, 64) +
+    parts.push_back("started " + terminal_text(run.first_started, kCellCutBytes) +
                     (run.last_started != run.first_started
-                         ? " to " + terminal_text(run.last_started, 64)
+                         ? " to " + terminal_text(run.last_started, kCellCutBytes)
                          : std::string()));
   }
   if (parts.empty()) return "Run: unknown (no manifest and no Ray session beside the reports)";

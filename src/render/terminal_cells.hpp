@@ -13,13 +13,13 @@ namespace nsel::render_detail {
 // A name (folder, file, worker, a note about them): control characters escaped, cut at 512
 // bytes (nsel/core/terminal_text.hpp).
 inline std::string shown(const std::string& text) {
-  return terminal_text(text, 512);
+  return terminal_text(text, kNameCutBytes);
 }
 
 // A column's cell of the tables nsel ls and nsel check print: empty shows as "-", escaped and
 // cut at 64 bytes so that one long name does not widen every row.
 inline std::string cell(const std::string& text) {
-  return text.empty() ? "-" : terminal_text(text, 64);
+  return text.empty() ? "-" : terminal_text(text, kCellCutBytes);
 }
 
 // The folders searched, as one comma-separated list.

@@ -132,24 +132,74 @@ void check_report_folder(const WorkerRequest& request, const WorkerPlan& plan) {
 
 }  // namespace
 
+namespace {
+
+// Settings as the environment and --capture give them.
+ProfileSettings settings_of(const WorkerRequest& request) {
+  ProfileSettings settings = ProfileSettings::from_environment(request.environment);
+  if (!request.capture.empty()) {
+    settings.capture = parse_capture_mode(request.capture, "--capture");
+  }
+  return settings;
+}
+
+// The identity the worker is planned with: this process's, or the rank of nsel plan --ranks.
+ProcessIdentity identity_of(const WorkerRequest& request) {
+  ProcessIdentity identity = identify_this_process(request.identity, request.environment);
+  if (request.listed_rank) identity.rank = {*request.listed_rank, "--ranks", ""};
+  return identity;
+}
+
+// A selected worker's plan completed with its nsys and the node's capture, and the guidance for
+// it. The GPU is probed once (kept in `memo`), where the capture depends on it (auto) or cannot
+// work without it (cuda).
+// `nsys_version`: the text nsys gave, asked about the options unless empty.
+void complete_selected(WorkerLaunch& out, const ProfileSettings& settings,
+                       PlanRequest& plan_request, const std::string& nsys_version,
+                       const WorkerRequest& request, PlanningMemo& memo) {
+  std::optional<GpuVisibility> gpu;
+  if (!request.probe_gpu) {
+    plan_request.node_capture =
+        settings.capture == CaptureMode::automatic ? CaptureMode::nvtx : settings.capture;
+  } else if (settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda) {
+    if (!memo.probe) memo.probe = probe_gpu_isolated();
+    out.probe = memo.probe;
+    gpu = GpuVisibility{memo.probe->usable, memo.probe->detail,
+                        request.environment("CUDA_VISIBLE_DEVICES")};
+    plan_request.node_capture = resolve_capture_mode(settings.capture, *memo.probe);
+  } else {
+    plan_request.node_capture = settings.capture;
+  }
+  complete_plan(out.plan, settings, plan_request);
+  // nsys refuses an unknown option name only once it runs; asked now, it is a one-line error
+  // before the program starts (exit code 2), and under Ray before the worker's retries.
+  if (!nsys_version.empty() && memo.options_asked.insert(out.plan.options.to_argv()).second) {
+    require_known_options(out.plan.options, plan_request.nsys, nsys_version,
+                          request.environment(std::string(kExtraOptionsVariable)),
+                          request.try_options);
+  }
+  for (std::string& line : plan_guidance(out.plan, settings.capture, gpu)) {
+    out.notices.push_back(std::move(line));
+  }
+}
+
+}  // namespace
+
 WorkerLaunch decide_worker(const WorkerRequest& request) {
   if (request.program.empty()) {
     throw Error("missing PROGRAM; expected 'nsel exec --worker NAME -- PROGRAM [ARGS...]'");
   }
   // Validate everything before anything starts: a bad setting must stop every worker.
   parse_worker_name(request.worker, "--worker");
-  ProfileSettings settings = ProfileSettings::from_environment(request.environment);
+  const ProfileSettings settings = settings_of(request);
   WorkerLaunch out;
   out.launch = LaunchSettings::from_environment(request.environment);
-  if (!request.capture.empty()) {
-    settings.capture = parse_capture_mode(request.capture, "--capture");
-  }
   const std::string path = request.environment("PATH").value_or("");
   out.program = request.program;
   out.program.front() = resolve_program(request.program.front(), path, "PROGRAM");
 
   PlanRequest plan_request{request.worker, CaptureMode::nvtx, request.output_dir, out.program};
-  plan_request.identity = identify_this_process(request.identity, request.environment);
+  plan_request.identity = identity_of(request);
   // Unique to this launch even where process ids repeat (every container's PID namespace).
   plan_request.report_tag = "nsel" + std::to_string(getpid()) + "-" + random_hex();
   plan_request.claim_report_name = true;
@@ -175,27 +225,30 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
   plan_request.nsys = *nsys.path;
   plan_request.nsys_version = parse_nsys_version(nsys.version);
   out.nsys_version = plan_request.nsys_version;
-  // Probed once, where the capture depends on it (auto) or cannot work without it (cuda).
-  std::optional<GpuVisibility> gpu;
-  if (!request.probe_gpu) {
-    plan_request.node_capture =
-        settings.capture == CaptureMode::automatic ? CaptureMode::nvtx : settings.capture;
-  } else if (settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda) {
-    const GpuProbe probe = probe_gpu_isolated();
-    gpu = GpuVisibility{probe.usable, probe.detail, request.environment("CUDA_VISIBLE_DEVICES")};
-    plan_request.node_capture = resolve_capture_mode(settings.capture, probe);
-  } else {
-    plan_request.node_capture = settings.capture;
-  }
-  complete_plan(out.plan, settings, plan_request);
-  // nsys refuses an unknown option name only once it runs; asked now, it is a one-line error
-  // before the program starts (exit code 2), and under Ray before the worker's retries.
-  require_known_options(out.plan.options, *nsys.path, nsys.version,
-                        request.environment(std::string(kExtraOptionsVariable)),
-                        request.try_options);
-  for (std::string& line : plan_guidance(out.plan, settings.capture, gpu)) {
-    out.notices.push_back(std::move(line));
-  }
+  PlanningMemo memo;
+  complete_selected(out, settings, plan_request, nsys.version, request, memo);
+  out.profiled = true;
+  return out;
+}
+
+WorkerLaunch preview_worker(const WorkerRequest& request, PlanningMemo& memo) {
+  const ProfileSettings settings = settings_of(request);
+  WorkerLaunch out;
+  out.program = request.program;
+  PlanRequest plan_request{request.worker, CaptureMode::nvtx, request.output_dir, out.program};
+  plan_request.identity = identity_of(request);
+  out.plan = select_worker(settings, plan_request);
+  if (!out.plan.notice.empty()) out.notices.push_back(out.plan.notice);
+  if (!out.plan.profile) return out;
+
+  // The nsys nsel exec would use, found and asked as exec does; without one, the workarounds
+  // every generation needs (shown as plain "nsys").
+  if (!memo.nsys) memo.nsys = check_nsys(request.environment("PATH").value_or(""));
+  plan_request.nsys = memo.nsys->path.value_or("nsys");
+  if (!memo.nsys->version.empty())
+    plan_request.nsys_version = parse_nsys_version(memo.nsys->version);
+  out.nsys_version = plan_request.nsys_version;
+  complete_selected(out, settings, plan_request, memo.nsys->version, request, memo);
   out.profiled = true;
   return out;
 }

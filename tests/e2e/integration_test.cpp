@@ -543,13 +543,22 @@ TEST(Guidance, PlanWarnsOfALongWindowWithTheEstimate) {
   env["NSEL_CAPTURE"] = "nvtx";
   const auto r = run({kNsel, "plan", "--json", "dtensor_policy_worker"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, kLogLine +
-                       "\nnsel: warning: worker 'dtensor_policy_worker': window 2:52 is 50 steps, "
-                       "the NeMo RL guide suggests about 10; expect a report of about 2.8 MiB "
-                       "(135.7 KiB + 50 steps x 53.8 KiB of NVTX and CUDA as on one A100 DDP "
-                       "rank) that takes longer to write and to open; shorten "
-                       "NRL_NSYS_PROFILE_STEP_RANGE unless you need every step\n");
+  EXPECT_EQ(r.err,
+            "nsel: warning: worker 'dtensor_policy_worker': window 2:52 is 50 steps, "
+            "the NeMo RL guide suggests about 10; expect a report of about 2.8 MiB "
+            "(135.7 KiB + 50 steps x 53.8 KiB of NVTX and CUDA as on one A100 DDP "
+            "rank) that takes longer to write and to open; shorten "
+            "NRL_NSYS_PROFILE_STEP_RANGE unless you need every step\n" +
+                kLogLine + "\n");
   EXPECT_EQ(lines(r.out).size(), 1u);
+  // nsel exec tells the same lines in the same order before its program starts (plan, deciding
+  // by its own copy, told the log line first).
+  const fs::path dir = make_temp_dir("guidance-window");
+  const auto exec = run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir",
+                         dir.string(), "--", kWorker, "--steps", "1", "--work-ms", "1"},
+                        env);
+  EXPECT_TRUE(exec.err.starts_with(r.err)) << exec.err;
+  fs::remove_all(dir);
   const auto short_window = run({kNsel, "plan", "dtensor_policy_worker"}, [] {
     auto e = selection("2:12");
     e["NSEL_CAPTURE"] = "nvtx";

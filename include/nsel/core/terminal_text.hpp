@@ -11,6 +11,12 @@
 
 namespace nsel {
 
+// The widths every command cuts text to on a terminal (the docs promise them): a name or a
+// line of its own, a column's cell, an item of a list on one line.
+inline constexpr std::size_t kNameCutBytes = 512;
+inline constexpr std::size_t kCellCutBytes = 64;
+inline constexpr std::size_t kListItemCutBytes = 128;
+
 // The rule: newline, carriage return and tab show as "\n", "\r", "\t", every other C0 control
 // byte and DEL as "\xHH", a C1 control character (U+0080..U+009F, UTF-8 C2 80..C2 9F) as
 // "\u00HH" and a stray byte 0x80..0x9F (an 8-bit C1 control, not part of a UTF-8 character) as

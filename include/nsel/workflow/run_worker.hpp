@@ -4,12 +4,16 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "nsel/core/launch_settings.hpp"
 #include "nsel/core/plan.hpp"
 #include "nsel/core/settings.hpp"
+#include "nsel/launch/nsys_check.hpp"
+#include "nsel/step/gpu_probe.hpp"
 #include "nsel/workflow/identity.hpp"
 
 namespace nsel {
@@ -28,6 +32,8 @@ struct WorkerRequest {
   // true: the options are also tried for real (require_known_options' trial run), so that a
   // value nsys refuses fails here rather than when the worker starts: for nsel's Ray plugin.
   bool try_options = false;
+  // nsel plan --ranks: planned as this rank in place of the process's own.
+  std::optional<long long> listed_rank = std::nullopt;
 };
 
 // What to do with the worker.
@@ -40,6 +46,16 @@ struct WorkerLaunch {
   WorkerPlan plan;                   // complete (with its nsys command) when profiled
   LaunchSettings launch;
   std::optional<NsysVersion> nsys_version;  // the planned nsys's, when profiled and known
+  // What the GPU probe said, when the capture asked it (nsel plan shows it).
+  std::optional<GpuProbe> probe;
+};
+
+// What planning several workers in one process asks once: this node's nsys, its GPU, and nsys
+// about each distinct option set (nsel plan of many workers and ranks).
+struct PlanningMemo {
+  std::optional<NsysCheck> nsys;
+  std::optional<GpuProbe> probe;
+  std::set<std::vector<std::string>> options_asked;
 };
 
 // How long a program stopped by a signal inside its NVTX capture range runs on after ending it,
@@ -59,6 +75,12 @@ inline constexpr int kCaptureLostExitCode = 1;
 // nsys refuses or a node without nsys fails the actor's runtime env at once, with the same line,
 // where a worker that dies at its start is retried by Ray for minutes.
 WorkerLaunch decide_worker(const WorkerRequest& request);
+
+// The same decision for nsel plan, which starts nothing and claims no report name: the program is
+// optional and shown as given (it runs where the plan is used, on that node's PATH), and a
+// selected worker on a node without a usable nsys is planned with the nsys found, or plain
+// "nsys", with every workaround (exec would stop there). What `memo` holds is not asked again.
+WorkerLaunch preview_worker(const WorkerRequest& request, PlanningMemo& memo);
 
 // decide_worker, its notices told, then the program in place of this process when it is not
 // profiled; otherwise the output folder made, the plan's log line told, and nsys supervised
