@@ -107,16 +107,10 @@ std::string_view folder_problem(const fs::path& folder, std::uintmax_t report_by
       return kManifestDiskFull;
     }
   }
-  const fs::path probe =
-      folder / (".nsel-probe-" + std::to_string(getpid()) + "-" + std::to_string(gettid()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    const int error = errno;
+  if (const int error = new_file_refusal(folder); error != 0) {
     detail = std::strerror(error);
     return error == ENOSPC || error == EDQUOT ? kManifestDiskFull : kManifestNotWritable;
   }
-  ::close(fd);
-  ::unlink(probe.c_str());
   return {};
 }
 

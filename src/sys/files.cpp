@@ -254,6 +254,16 @@ std::optional<fs::path> create_private_temporary_file(std::string_view prefix) {
   return fs::path(name);
 }
 
+int new_file_refusal(const fs::path& folder) {
+  const fs::path probe =
+      folder / (".nsel-probe-" + std::to_string(getpid()) + "-" + std::to_string(gettid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errno;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return 0;
+}
+
 bool append_to_own_file(const fs::path& path, std::string_view text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;

@@ -36,17 +36,6 @@ std::string random_hex() {
   return text;
 }
 
-// Whether the folder takes a new file, tried for real: permission bits do not stop root, a
-// read-only mount does. The system's reason, or "" when it does.
-std::string cannot_write_in(const std::filesystem::path& folder) {
-  const std::filesystem::path probe = folder / (".nsel-probe-" + std::to_string(getpid()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return std::strerror(errno);
-  ::close(fd);
-  ::unlink(probe.c_str());
-  return "";
-}
-
 // The checks that can be made before the program starts, each a one-line error (exit code 2):
 // the report's folder exists (or is made), is a folder, takes a file, and takes names as long as
 // the longest nsel and nsys will give there.
@@ -88,7 +77,8 @@ void check_report_folder(const WorkerRequest& request, const WorkerPlan& plan) {
     }
     throw Error(bad_value(source.first, source.second, "no such folder", "a writable folder"));
   }
-  if (const std::string problem = cannot_write_in(folder); !problem.empty()) {
+  if (const int refusal = new_file_refusal(folder); refusal != 0) {
+    const std::string problem = std::strerror(refusal);
     throw Error(bad_value(source.first, source.second,
                           "the report's folder " + quote(folder.string()) +
                               " does not take a new file (" + problem + ")",

@@ -237,3 +237,19 @@ TEST(PrivateTemporaryFile, IsNewEmptyAndOnlyTheUsers) {
 }
 
 }  // namespace
+
+// The one rule nsel exec and the manifest's recorder ask before nsys writes a report: a new file
+// tried for real, its errno when refused, and nothing left behind.
+TEST(NewFileRefusal, SaysWhatTheSystemSaysAndLeavesNothing) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("nsel-refusal-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir / "open");
+  std::ofstream(dir / "file") << "x";
+  EXPECT_EQ(nsel::new_file_refusal(dir / "open"), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "open"));
+  EXPECT_EQ(nsel::new_file_refusal(dir / "missing"), ENOENT);
+  EXPECT_EQ(nsel::new_file_refusal(dir / "file"), ENOTDIR);
+  // /proc takes no new file, not even from root (whom permission bits do not stop).
+  EXPECT_NE(nsel::new_file_refusal("/proc"), 0);
+  std::filesystem::remove_all(dir);
+}

@@ -92,8 +92,10 @@ bool is_complete_export(const std::filesystem::path& file);
 // when the folder names none (Debian's does not).
 std::optional<NsysVersion> export_capture_version(const std::filesystem::path& file);
 
-// Whether nsel may write into `folder`: the system says so and, for root (whom access() always
-// lets write), its permission bits allow someone to write.
+// Whether nsel may put an export beside a report in `folder`: the system says so and, for root
+// (whom access() always lets write), its permission bits allow someone to write. A question of
+// its own, not new_file_refusal's (nsel/sys/files.hpp: can nsys write its report there): a
+// folder its owner made read-only keeps its reports, and root's exports go to the cache.
 bool folder_allows_writing(const std::filesystem::path& folder);
 
 // What identifies a report's content, cheaply on reports of hundreds of MB: its size and an

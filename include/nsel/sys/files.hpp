@@ -69,6 +69,11 @@ std::optional<std::string> read_small_file(const std::filesystem::path& path);
 // (mkstemp); nullopt when none can be made there.
 std::optional<std::filesystem::path> create_private_temporary_file(std::string_view prefix);
 
+// Whether `folder` takes a new file now, tried for real (permission bits do not stop root, a
+// read-only mount or a full disk does): 0 when it does, else the errno of the refusal. The probe
+// file, named for this process and thread, is removed at once.
+int new_file_refusal(const std::filesystem::path& folder);
+
 // Appends `text` to `path` in one write, only where `path` already is a regular file of this
 // user: never creates a file, never follows a link. Whether it was written.
 bool append_to_own_file(const std::filesystem::path& path, std::string_view text);
