@@ -359,6 +359,7 @@ class Walker {
       const Manifest* m = manifest != manifests.end() ? &manifest->second.first : nullptr;
       if (m != nullptr) {
         found.manifest = manifest->second.second;
+        found.manifest_content = *m;
         reports_detail::take_manifest(found, *m);
       }
       if (report != reports.end()) {

@@ -22,18 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<Manifest> read_manifest(const FoundReport& found) {
-  if (!found.manifest) return std::nullopt;
-  try {
-    const std::optional<std::string> text =
-        read_capped_file(*found.manifest, kManifestReadCap).text;
-    if (!text) return std::nullopt;
-    return parse_manifest(*text, found.manifest->string());
-  } catch (const std::exception&) {
-    return std::nullopt;  // discovery has noted it already
-  }
-}
-
 // The steps the window asks for; several windows ("2:4,10:12") ask for all of theirs.
 std::vector<long long> steps_of_window(const std::string& window) {
   std::vector<long long> steps;
@@ -128,7 +116,7 @@ bool capture_lost_for_a_known_cause(std::string_view state) {
 CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSteps>& held) {
   CheckedReport c;
   c.found = found;
-  const std::optional<Manifest> manifest = read_manifest(found);
+  const std::optional<Manifest>& manifest = found.manifest_content;
   if (manifest) c.exit_status = manifest->exit_status;
   c.window_steps = steps_of_window(found.window);
   const std::string window = found.window.empty() ? "its window" : "its window " + found.window;
@@ -387,7 +375,7 @@ RunCheck check_run(const CheckRequest& request) {
           }
           held.emplace();
           // Stopped by a signal: nsys closed at teardown the step the program was in.
-          const std::optional<Manifest> manifest = read_manifest(r);
+          const std::optional<Manifest>& manifest = r.manifest_content;
           const bool stopped = manifest && signal_of(manifest->exit_status).has_value();
           for (const StepRange& s : read_step_ranges(file, stopped)) {
             (s.cut ? held->cut : held->steps).push_back(s.step);
@@ -418,7 +406,7 @@ RunCheck check_run(const CheckRequest& request) {
     // counts on its own. The launch tells apart two processes of one pid (two containers on
     // one node each have their own pid namespace).
     std::string process = r.pid != 0 ? std::to_string(r.pid) : r.path.string();
-    if (const std::optional<Manifest> m = read_manifest(r)) {
+    if (const std::optional<Manifest>& m = r.manifest_content) {
       process += " " + std::to_string(m->nsel_pid) + " " + m->start_time;
     }
     processes.insert({r.root, r.node, r.session, process});

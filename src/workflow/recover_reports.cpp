@@ -20,10 +20,9 @@ RecoverOutcome recover_reports(const RecoverRequest& request, const RecoverFileD
   std::map<fs::path, fs::path> report_for;
   for (const FoundReport& r : found.reports) {
     if (r.state == ReportState::qdstrm && r.qdstrm) leftovers.push_back(*r.qdstrm);
-    if (r.state != ReportState::missing || !r.manifest) continue;
+    if (r.state != ReportState::missing || !r.manifest || !r.manifest_content) continue;
     try {
-      const std::optional<std::string> text = read_capped_file(*r.manifest, kManifestReadCap).text;
-      const Manifest given = parse_manifest(text.value_or(""), r.manifest->string());
+      const Manifest& given = *r.manifest_content;
       if (const auto problem = manifest_paths_problem(*r.manifest, given)) {
         ++out.refused;
         file_done(*r.manifest, "left as is: it " + *problem);

@@ -37,6 +37,7 @@ nsel::FoundReport found_with(const fs::path& dir, int exit_status) {
   found.pid = m.pid;
   found.state = nsel::ReportState::complete;
   found.manifest = manifest;
+  found.manifest_content = m;  // as discovery reads it
   return found;
 }
 

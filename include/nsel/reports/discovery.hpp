@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nsel/core/manifest.hpp"
+
 namespace nsel {
 
 enum class ReportState {
@@ -42,7 +44,10 @@ struct FoundReport {
   ReportState state = ReportState::complete;
   std::string reason;                             // why empty/missing/writing, when known
   std::optional<std::filesystem::path> manifest;  // the manifest that describes it
-  std::optional<std::filesystem::path> qdstrm;    // a .qdstrm of the same name, when present
+  // Its content as discovery read it: every later step judges by this one reading (the file may
+  // change while its worker runs), never by a reading of its own.
+  std::optional<Manifest> manifest_content;
+  std::optional<std::filesystem::path> qdstrm;  // a .qdstrm of the same name, when present
 };
 
 // A fact about a root worth telling: a stale or dangling session_latest, a duplicate skipped,
