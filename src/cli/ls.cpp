@@ -66,13 +66,13 @@ Action add_ls(CLI::App& app) {
       roots.emplace_back(root);
     }
     if (roots.empty()) roots = default_report_roots();
-    const Discovery found = discover_reports(roots);
+    const ListedReports listed = list_reports(discover_reports(roots));
     if (options->json) {
-      std::printf("%s\n", render_ls_json(found)
+      std::printf("%s\n", render_ls_json(listed)
                               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                               .c_str());
     } else {
-      std::fputs(render_ls_text(found, roots).c_str(), stdout);
+      std::fputs(render_ls_text(listed, roots).c_str(), stdout);
     }
     return 0;
   };

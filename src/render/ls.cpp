@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "nsel/core/values.hpp"
-#include "nsel/workflow/check_run.hpp"
 #include "render/formatted.hpp"
 #include "render/terminal_cells.hpp"
 
@@ -40,7 +39,8 @@ constexpr ReportState kAllStates[] = {ReportState::complete, ReportState::empty,
 
 }  // namespace
 
-nlohmann::ordered_json render_ls_json(const Discovery& found) {
+nlohmann::ordered_json render_ls_json(const ListedReports& listed) {
+  const Discovery& found = listed.found;
   Json out;
   out["schema"] = kLsJsonSchema;
   out["nsel_ls"] = 1;
@@ -60,7 +60,8 @@ nlohmann::ordered_json render_ls_json(const Discovery& found) {
   }
   out["notes"] = notes;
   Json reports = Json::array();
-  for (const FoundReport& r : found.reports) {
+  for (std::size_t i = 0; i < found.reports.size(); ++i) {
+    const FoundReport& r = found.reports[i];
     Json item;
     item["path"] = r.path.string();
     item["state"] = std::string(to_string(r.state));
@@ -81,7 +82,7 @@ nlohmann::ordered_json render_ls_json(const Discovery& found) {
     item["manifest"] = r.manifest ? Json(r.manifest->string()) : Json(nullptr);
     item["qdstrm"] = r.qdstrm ? Json(r.qdstrm->string()) : Json(nullptr);
     // nsel check's verdict from names, sizes and the manifest alone (no report is opened).
-    const CheckedReport checked = judge_report(r);
+    const CheckedReport& checked = listed.verdicts[i];
     item["verdict"] = std::string(to_string(checked.verdict));
     item["verdict_reason"] = text_or_null(checked.reason);
     reports.push_back(item);
@@ -90,7 +91,8 @@ nlohmann::ordered_json render_ls_json(const Discovery& found) {
   return out;
 }
 
-std::string render_ls_text(const Discovery& found, const std::vector<fs::path>& searched) {
+std::string render_ls_text(const ListedReports& listed, const std::vector<fs::path>& searched) {
+  const Discovery& found = listed.found;
   std::string out;
   if (found.reports.empty()) {
     const std::string where = joined_paths(searched);
@@ -133,7 +135,7 @@ std::string render_ls_text(const Discovery& found, const std::vector<fs::path>& 
                     "WORKER", "WINDOW", "RANK", "PID", "SIZE", "VERDICT", "STATE");
     }
     // The verdict's reason says more than the state's (why a report is missing).
-    const CheckedReport checked = judge_report(r);
+    const CheckedReport& checked = listed.verdicts[i];
     const std::string& why = checked.reason.empty() ? r.reason : checked.reason;
     const std::string state =
         std::string(to_string(r.state)) + (why.empty() ? "" : " (" + why + ")");
@@ -144,9 +146,9 @@ std::string render_ls_text(const Discovery& found, const std::vector<fs::path>& 
                      std::string(to_string(checked.verdict)).c_str(), shown(state).c_str());
   }
   for (const DiscoveryNote& note : found.notes) {
-    const bool listed = std::any_of(found.reports.begin(), found.reports.end(),
-                                    [&](const FoundReport& r) { return r.root == note.root; });
-    if (!listed) {
+    const bool root_listed = std::any_of(found.reports.begin(), found.reports.end(),
+                                         [&](const FoundReport& r) { return r.root == note.root; });
+    if (!root_listed) {
       out += formatted("%s\n  note: %s\n", shown(note.root).c_str(), shown(note.message).c_str());
     }
   }

@@ -243,6 +243,13 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
   return c;
 }
 
+ListedReports list_reports(Discovery found) {
+  ListedReports out;
+  for (const FoundReport& r : found.reports) out.verdicts.push_back(judge_report(r));
+  out.found = std::move(found);
+  return out;
+}
+
 bool stopped_by_signal(const fs::path& report) {
   fs::path as_report = report;
   if (report.extension() == ".sqlite") as_report.replace_extension(".nsys-rep");

@@ -58,7 +58,7 @@ nsel::Discovery discovery() {
 }  // namespace
 
 TEST(RenderLs, GroupsWithColumnsAndTheNameEscaped) {
-  EXPECT_EQ(nsel::render_ls_text(discovery(), {"/runs", "/empty"}),
+  EXPECT_EQ(nsel::render_ls_text(nsel::list_reports(discovery()), {"/runs", "/empty"}),
             "/runs\n"
             "  note: session_latest is not the newest\\n\n"
             "  node n1  session_1\n"
@@ -85,12 +85,13 @@ TEST(RenderLs, GroupsWithColumnsAndTheNameEscaped) {
 }
 
 TEST(RenderLs, NothingFoundNamesTheFoldersSearched) {
-  EXPECT_EQ(nsel::render_ls_text(nsel::Discovery{}, {"/tmp/ray", "/tmp/nsel-" + kHostile}),
+  EXPECT_EQ(nsel::render_ls_text(nsel::list_reports(nsel::Discovery{}),
+                                 {"/tmp/ray", "/tmp/nsel-" + kHostile}),
             "No reports found under /tmp/ray, /tmp/nsel-" + kHostileShown + ".\n");
 }
 
 TEST(RenderLs, JsonHasTheSchemaFirstAndNamesExact) {
-  const nlohmann::ordered_json json = nsel::render_ls_json(discovery());
+  const nlohmann::ordered_json json = nsel::render_ls_json(nsel::list_reports(discovery()));
   EXPECT_EQ(json.begin().key(), "schema");
   EXPECT_EQ(json["schema"], "nsel.ls/1");
   EXPECT_EQ(std::next(json.begin()).key(), "nsel_ls");
@@ -110,7 +111,7 @@ TEST(RenderLs, JsonHasTheSchemaFirstAndNamesExact) {
 }
 
 TEST(RenderLs, JsonOfNothingFoundWhole) {
-  EXPECT_EQ(nsel::render_ls_json(nsel::Discovery{}).dump(2),
+  EXPECT_EQ(nsel::render_ls_json(nsel::list_reports(nsel::Discovery{})).dump(2),
             "{\n"
             "  \"schema\": \"nsel.ls/1\",\n"
             "  \"nsel_ls\": 1,\n"

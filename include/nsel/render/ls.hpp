@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "nsel/reports/discovery.hpp"
+#include "nsel/workflow/check_run.hpp"
 
 namespace nsel {
 
@@ -17,9 +17,9 @@ inline constexpr const char* kLsJsonSchema = "nsel.ls/1";
 
 // Every line nsel ls prints, each ending in a line feed; `searched` are the folders named when
 // nothing was found. Names are escaped for the terminal.
-std::string render_ls_text(const Discovery& found,
+std::string render_ls_text(const ListedReports& listed,
                            const std::vector<std::filesystem::path>& searched);
 // "schema" first, then the keys --help lists, names exact.
-nlohmann::ordered_json render_ls_json(const Discovery& found);
+nlohmann::ordered_json render_ls_json(const ListedReports& listed);
 
 }  // namespace nsel

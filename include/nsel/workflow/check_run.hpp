@@ -56,11 +56,19 @@ struct CheckedReport {
   std::vector<long long> cut_steps;             // steps cut by the end of capture (HeldSteps)
 };
 
-// The verdict on one found report from its state and its manifest (read again from
-// found.manifest), and from `steps` when the report was opened (nullopt: not opened, so a
-// complete report is ok as far as its file goes). Never throws.
+// The verdict on one found report from its state and its manifest (as discovery read it,
+// found.manifest_content), and from `steps` when the report was opened (nullopt: not opened, so
+// a complete report is ok as far as its file goes). Never throws.
 CheckedReport judge_report(const FoundReport& found,
                            const std::optional<HeldSteps>& held = std::nullopt);
+
+// nsel ls: every report found, and nsel check's verdict on each from the files alone
+// (judge_report, no report opened), one per found.reports, in its order.
+struct ListedReports {
+  Discovery found;
+  std::vector<CheckedReport> verdicts;
+};
+ListedReports list_reports(Discovery found);
 
 struct CheckRequest {
   // Roots as `nsel ls` takes them. Empty: the newest session under default_report_roots(),
