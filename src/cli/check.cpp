@@ -7,6 +7,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
 #include "nsel/render/check.hpp"
+#include "nsel/render/json_text.hpp"
 #include "nsel/workflow/check_run.hpp"
 
 namespace nsel::cli {
@@ -86,9 +87,7 @@ Action add_check(CLI::App& app) {
     request.read_steps = !options->files_only;
     const RunCheck result = check_run(request);
     if (options->json) {
-      std::printf("%s\n", render_check_json(result)
-                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                              .c_str());
+      std::printf("%s\n", json_text(render_check_json(result), JsonLayout::document).c_str());
     } else {
       std::vector<fs::path> searched;
       for (const std::string& root : result.roots) searched.emplace_back(root);

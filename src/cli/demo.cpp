@@ -9,6 +9,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
 #include "nsel/render/demo.hpp"
+#include "nsel/render/json_text.hpp"
 #include "nsel/workflow/demo.hpp"
 
 namespace nsel::cli {
@@ -90,9 +91,7 @@ Action add_demo(CLI::App& app) {
     write_demo_page(run);
 
     if (options->json) {
-      std::printf("%s\n", render_demo_json(run)
-                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                              .c_str());
+      std::printf("%s\n", json_text(render_demo_json(run), JsonLayout::document).c_str());
     } else {
       std::fputs(render_demo_text(run).c_str(), stdout);
     }

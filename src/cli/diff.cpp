@@ -9,6 +9,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
 #include "nsel/render/diff.hpp"
+#include "nsel/render/json_text.hpp"
 #include "nsel/workflow/diff_reports.hpp"
 
 namespace nsel::cli {
@@ -116,9 +117,7 @@ int run_diff(const DiffCliOptions& options) {
     if (!options.quiet) std::fprintf(stderr, "nsel diff: wrote %s\n", options.html_file.c_str());
   }
   if (options.json) {
-    std::printf("%s\n", render_diff_document(diff)
-                            .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                            .c_str());
+    std::printf("%s\n", json_text(render_diff_document(diff), JsonLayout::document).c_str());
   } else {
     std::fputs(render_diff_text(diff).c_str(), stdout);
   }

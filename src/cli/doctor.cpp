@@ -6,6 +6,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/doctor/doctor.hpp"
 #include "nsel/render/doctor.hpp"
+#include "nsel/render/json_text.hpp"
 
 namespace nsel::cli {
 namespace {
@@ -47,9 +48,7 @@ Action add_doctor(CLI::App& app) {
       problems += check.status == DoctorCheck::Status::problem ? 1 : 0;
     }
     if (options->json) {
-      std::printf("%s\n", render_doctor_json(checks)
-                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                              .c_str());
+      std::printf("%s\n", json_text(render_doctor_json(checks), JsonLayout::document).c_str());
     } else {
       std::fputs(render_doctor_text(checks).c_str(), stdout);
     }

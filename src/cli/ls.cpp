@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
+#include "nsel/render/json_text.hpp"
 #include "nsel/render/ls.hpp"
 #include "nsel/reports/discovery.hpp"
 
@@ -68,9 +69,7 @@ Action add_ls(CLI::App& app) {
     if (roots.empty()) roots = default_report_roots();
     const ListedReports listed = list_reports(discover_reports(roots));
     if (options->json) {
-      std::printf("%s\n", render_ls_json(listed)
-                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                              .c_str());
+      std::printf("%s\n", json_text(render_ls_json(listed), JsonLayout::document).c_str());
     } else {
       std::fputs(render_ls_text(listed, roots).c_str(), stdout);
     }

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/identity.hpp"
 #include "nsel/core/values.hpp"
+#include "nsel/render/json_text.hpp"
 #include "nsel/render/plan.hpp"
 #include "nsel/workflow/run_worker.hpp"
 
@@ -76,9 +77,9 @@ Action add_plan(CLI::App& app) {
         if (preview.profiled) std::fprintf(stderr, "%s\n", preview.plan.log_line().c_str());
         const GpuProbe* shown_probe = preview.probe ? &*preview.probe : nullptr;
         if (options->json) {
-          std::printf("%s\n", render_plan_json(preview.plan, shown_probe)
-                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                                  .c_str());
+          std::printf(
+              "%s\n",
+              json_text(render_plan_json(preview.plan, shown_probe), JsonLayout::line).c_str());
         } else {
           const std::string label = row ? worker + " rank " + std::to_string(*row) : worker;
           std::fputs(

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/launch/ray_patch_file.hpp"
+#include "nsel/render/json_text.hpp"
 #include "nsel/render/ray.hpp"
 
 namespace nsel::cli {
@@ -40,9 +41,7 @@ int run_patch(const RayPatchOptions& options) {
       report.outcome == RayPatchOutcome::not_writable ||
       (action == RayPatchAction::check && report.outcome == RayPatchOutcome::not_patched);
   if (options.json) {
-    std::printf("%s\n", render_ray_patch_json(report)
-                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                            .c_str());
+    std::printf("%s\n", json_text(render_ray_patch_json(report), JsonLayout::line).c_str());
     return failed ? 1 : 0;
   }
   if (failed) throw Error(describe(report), 1);

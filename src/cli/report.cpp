@@ -14,6 +14,7 @@
 #include "nsel/analyze/summary.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/values.hpp"
+#include "nsel/render/json_text.hpp"
 #include "nsel/render/report.hpp"
 #include "nsel/sys/process.hpp"
 #include "nsel/workflow/summarize_reports.hpp"
@@ -77,9 +78,7 @@ int run_report(const ReportOptions& options) {
     if (!options.quiet) std::fprintf(stderr, "nsel report: wrote %s\n", options.html_file.c_str());
   }
   if (options.json) {
-    std::printf("%s\n", render_report_document(set)
-                            .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                            .c_str());
+    std::printf("%s\n", json_text(render_report_document(set), JsonLayout::document).c_str());
   } else {
     std::fputs(render_text(set).c_str(), stdout);
   }

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "nsel/core/error.hpp"
 #include "nsel/core/manifest.hpp"
+#include "nsel/render/json_text.hpp"
 #include "nsel/render/sync.hpp"
 #include "nsel/sync/mirror.hpp"
 #include "nsel/sys/host.hpp"
@@ -115,9 +116,7 @@ Action add_sync(CLI::App& app) {
     const bool json = options->json;
     observer.progress = [quiet, json](const PassStats& stats, bool final) {
       if (final && json) {
-        std::printf("%s\n", render_sync_pass_json(stats)
-                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                                .c_str());
+        std::printf("%s\n", json_text(render_sync_pass_json(stats), JsonLayout::line).c_str());
         std::fflush(stdout);
       }
       // Progress only on passes that take a while, and every pass that copied something.
