@@ -144,6 +144,25 @@ StepComparison compare_steps(const std::vector<ProcessSummary>& processes,
     }
     std::sort(row.stragglers.begin(), row.stragglers.end(),
               [&](std::size_t a, std::size_t b) { return *row.work_ns[a] > *row.work_ns[b]; });
+    std::vector<double> busy;
+    std::vector<double> communication;
+    for (const ProcessSummary& process : processes) {
+      for (const StepSummary& own : process.steps) {
+        if (own.step != step || own.duration_ns() <= 0) continue;
+        const double d = static_cast<double>(own.duration_ns());
+        if (own.gpu_busy_ns) busy.push_back(static_cast<double>(*own.gpu_busy_ns) / d);
+        if (own.communication_ns) {
+          communication.push_back(static_cast<double>(*own.communication_ns) / d);
+        }
+      }
+    }
+    std::vector<double> waits;
+    for (const auto& w : row.communication_wait_ns) {
+      if (w) waits.push_back(static_cast<double>(*w));
+    }
+    row.median_gpu_busy_share = median_across(std::move(busy));
+    row.median_communication_share = median_across(std::move(communication));
+    row.median_communication_wait_ns = median_across(std::move(waits));
     out.steps.push_back(std::move(row));
   }
   out.communication_ranges.assign(communication_ranges.begin(), communication_ranges.end());

@@ -16,8 +16,8 @@ namespace nsel {
 namespace {
 
 namespace fs = std::filesystem;
-using analyze_text::ms_tenths;
 using render_detail::formatted;
+using render_detail::ms_tenths;
 
 std::string column_label(const ProcessSummary& process) {
   const ReportIdentity& id = process.identity;

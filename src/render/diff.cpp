@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using analyze_text::fixed;
+using render_detail::fixed;
 
 constexpr std::size_t kAllRanksAtMost = 16;  // more: only the out-of-line ones, in the terminal
 constexpr std::size_t kTopRows = 10;
@@ -63,7 +63,7 @@ std::string shortened(const std::string& name, std::size_t width) {
   return out.substr(0, width - 3) + "...";
 }
 
-using analyze::TextTable;
+using render_detail::TextTable;
 
 std::string steps_tested_text(const Change& change) {
   if (change.baseline_steps.count == change.candidate_steps.count) {
@@ -77,7 +77,7 @@ std::string verdict_line(const std::string& what, const Change& change) {
   std::string out = what + ": " + std::string(verdict_name(change.verdict));
   if (change.verdict == ChangeVerdict::inconclusive) return out + " (" + change.reason + ")";
   if (change.verdict == ChangeVerdict::unchanged) {
-    out += " (" + analyze_text::signed_percent_text(change.change_percent) + ", ";
+    out += " (" + render_detail::signed_percent_text(change.change_percent) + ", ";
   } else {
     out += " by " + fixed(std::fabs(change.change_percent), 1) + " % (";
   }
@@ -93,7 +93,7 @@ std::string metric_name(const MetricDiff& m) {
 
 std::vector<std::string> change_cells(const Change& c, bool with_steps) {
   std::vector<std::string> out = {
-      std::string(verdict_name(c.verdict)), analyze_text::signed_percent_text(c.change_percent),
+      std::string(verdict_name(c.verdict)), render_detail::signed_percent_text(c.change_percent),
       tested_p_text(c), ms_of(c.baseline_steps.median), ms_of(c.candidate_steps.median)};
   if (with_steps) out.push_back(std::to_string(c.baseline_steps.count));
   return out;
@@ -130,10 +130,10 @@ void totals_table(std::ostringstream& out, const std::string& title,
         {std::to_string(r.baseline.count) + "->" + std::to_string(r.candidate.count),
          ms_of(static_cast<double>(r.baseline.total), 1) + "->" +
              ms_of(static_cast<double>(r.candidate.total), 1),
-         r.baseline.total == 0 ? "new" : analyze_text::signed_percent_text(r.total_change_percent),
+         r.baseline.total == 0 ? "new" : render_detail::signed_percent_text(r.total_change_percent),
          r.baseline.count == 0 || r.candidate.count == 0
              ? "-"
-             : analyze_text::signed_percent_text(mean_change),
+             : render_detail::signed_percent_text(mean_change),
          tested ? p_text(r.mean_p_value) : "-",
          tested ? std::string(verdict_name(r.mean_verdict)) : "-",
          (r.communication ? "* " : "") + shortened(r.name, kNameWidth)});
@@ -162,8 +162,8 @@ std::string render_diff_text(const RunDiff& diff) {
   std::ostringstream out;
   out << render_detail::shown(verdict_line("step time", diff.step_time().change)) << "\n";
   // Which runs: "Run:" becomes "Baseline run:" and "Candidate run:".
-  out << "Baseline r" << analyze_text::run_header_text(diff.baseline.run).substr(1) << "\n";
-  out << "Candidate r" << analyze_text::run_header_text(diff.candidate.run).substr(1) << "\n";
+  out << "Baseline r" << render_detail::run_header_text(diff.baseline.run).substr(1) << "\n";
+  out << "Candidate r" << render_detail::run_header_text(diff.candidate.run).substr(1) << "\n";
   out << "nsel diff: " << diff.pairs.size() << (diff.pairs.size() == 1 ? " pair" : " pairs")
       << " of processes (baseline " << diff.baseline.processes << ", candidate "
       << diff.candidate.processes << "), paired by " << pairing_rule_text(diff.options.pairing)
@@ -327,7 +327,7 @@ nlohmann::json side_json(const DiffSide& s) {
   return {{"paths", s.paths},
           {"processes", s.processes},
           {"failures", failures},
-          {"run", analyze_text::run_json(s.run)}};
+          {"run", render_detail::run_json(s.run)}};
 }
 
 }  // namespace
@@ -387,7 +387,7 @@ nlohmann::json render_diff_json(const RunDiff& diff) {
 
 namespace {
 
-using analyze::Csv;
+using render_detail::Csv;
 
 // Enough digits to read a p-value or a nanosecond median back.
 std::string number(double value) {
@@ -471,7 +471,7 @@ void totals_csv(Csv& csv, const std::vector<TotalsDiff>& rows, bool kernels) {
 }  // namespace
 
 std::vector<fs::path> write_diff_csv(const RunDiff& diff, const fs::path& dir) {
-  analyze::CsvFolder folder(dir);
+  render_detail::CsvFolder folder(dir);
   const auto add = [&folder](const std::string& name) -> Csv& { return folder.add(name); };
 
   Csv& metrics = add("diff_metrics.csv");

@@ -205,8 +205,8 @@ void header(std::ostringstream& out, const RunDiff& diff) {
         << side->failures.size() << "</td></tr>\n";
   }
   out << "</tbody></table>\n<p class=run>Baseline r"
-      << escape(analyze_text::run_header_text(diff.baseline.run).substr(1)) << "<br>Candidate r"
-      << escape(analyze_text::run_header_text(diff.candidate.run).substr(1))
+      << escape(render_detail::run_header_text(diff.baseline.run).substr(1)) << "<br>Candidate r"
+      << escape(render_detail::run_header_text(diff.candidate.run).substr(1))
       << "</p>\n<p class=note>" << diff.pairs.size()
       << (diff.pairs.size() == 1 ? " pair" : " pairs") << " of processes matched by "
       << escape(pairing_rule_text(diff.options.pairing)) << ", " << diff.unpaired.size()
@@ -224,7 +224,7 @@ void banner(std::ostringstream& out, const RunDiff& diff) {
   out << "<div id=verdict class='banner " << verdict << "' data-verdict=" << verdict
       << " data-change=" << attribute_number(c.change_percent)
       << " data-p=" << attribute_number(c.p_value) << "><b>Step time: " << verdict << ", "
-      << analyze_text::signed_percent_text(c.change_percent) << "</b> (median "
+      << render_detail::signed_percent_text(c.change_percent) << "</b> (median "
       << duration_text(c.baseline_steps.median) << " → " << duration_text(c.candidate_steps.median)
       << ")<br>p = " << p_text(c.p_value) << ", two-sided Mann-Whitney U over "
       << c.baseline_steps.count << " and " << c.candidate_steps.count
@@ -268,7 +268,7 @@ void metrics_table(std::ostringstream& out, const RunDiff& diff) {
                number_cell(quartiles_text(c.baseline_steps), c.baseline_steps.q1),
                number_cell(duration_text(c.candidate_steps.median), c.candidate_steps.median),
                number_cell(quartiles_text(c.candidate_steps), c.candidate_steps.q1),
-               number_cell(analyze_text::signed_percent_text(c.change_percent), c.change_percent),
+               number_cell(render_detail::signed_percent_text(c.change_percent), c.change_percent),
                number_cell(p_text(c.p_value), c.p_value), verdict, Cell{chart.str(), true, ""}},
               " data-metric='" + escape(m.name) +
                   "' data-verdict=" + std::string(verdict_name(c.verdict)) +
@@ -346,7 +346,7 @@ void steps_chart(std::ostringstream& out, const RunDiff& diff) {
       out << "<g class=stepcol data-step=" << s.step
           << " data-change=" << attribute_number(s.change_percent) << "><title>step " << s.step
           << ": " << duration_text(s.baseline.median) << " → " << duration_text(s.candidate.median)
-          << " (" << analyze_text::signed_percent_text(s.change_percent)
+          << " (" << render_detail::signed_percent_text(s.change_percent)
           << "); across ranks baseline " << duration_text(s.baseline.min) << " – "
           << duration_text(s.baseline.max) << ", candidate " << duration_text(s.candidate.min)
           << " – " << duration_text(s.candidate.max) << "</title>";
@@ -375,7 +375,7 @@ void steps_chart(std::ostringstream& out, const RunDiff& diff) {
 
 std::string optional_change(const std::optional<Change>& change) {
   if (!change) return "-";
-  return analyze_text::signed_percent_text(change->change_percent) + " (" +
+  return render_detail::signed_percent_text(change->change_percent) + " (" +
          std::string(verdict_name(change->verdict)) + ")";
 }
 
@@ -409,7 +409,7 @@ void out_of_line_list(std::ostringstream& out, const RunDiff& diff, double job) 
                    });
   const std::size_t shown = std::min(out_of_line.size(), kOutOfLineListed);
   out << "<p>" << out_of_line.size() << (out_of_line.size() == 1 ? " pair" : " pairs")
-      << " out of line with the job (" << analyze_text::signed_percent_text(job)
+      << " out of line with the job (" << render_detail::signed_percent_text(job)
       << "): their own verdict is faster or slower and not the job's"
       << (shown < out_of_line.size() ? "; the " + std::to_string(shown) + " furthest from it:"
                                      : ":")
@@ -417,7 +417,7 @@ void out_of_line_list(std::ostringstream& out, const RunDiff& diff, double job) 
   for (std::size_t i = 0; i < shown; ++i) {
     const ProcessPairDiff* p = out_of_line[i];
     out << "<li data-pair='" << escape(p->key) << "'><b>" << escape(p->key)
-        << "</b>: " << analyze_text::signed_percent_text(p->step.change_percent) << ", "
+        << "</b>: " << render_detail::signed_percent_text(p->step.change_percent) << ", "
         << std::string(verdict_name(p->step.verdict)) << ", p = " << p_text(p->step.p_value) << " ("
         << format("%+.1f", p->change_vs_job_points) << " points from the job)</li>";
   }
@@ -466,11 +466,11 @@ void rank_bars(std::ostringstream& out, const RunDiff& diff, double job) {
         << "' data-pair='" << key << "' data-change=" << attribute_number(change)
         << " data-verdict=" << verdict << " data-out-of-line=" << (p.out_of_line ? "yes" : "no")
         << " x=" << number(left) << " y=3 width=" << number(right - left) << " height=12><title>"
-        << key << ": " << analyze_text::signed_percent_text(change) << " ("
+        << key << ": " << render_detail::signed_percent_text(change) << " ("
         << duration_text(p.step.baseline_steps.median) << " → "
         << duration_text(p.step.candidate_steps.median) << "), " << verdict
         << ", p = " << p_text(p.step.p_value) << "</title></rect></svg><span class=rv>"
-        << analyze_text::signed_percent_text(change) << "</span></div>\n";
+        << render_detail::signed_percent_text(change) << "</span></div>\n";
   }
   out << "</div>\n<p class=note>Bars: each pair's step time change, <i class=sw "
          "style='background:#2e7d32'></i>faster <i class=sw "
@@ -502,7 +502,7 @@ void pairs_table(std::ostringstream& out, const RunDiff& diff) {
         {name, text_cell(p.paired_by),
          number_cell(duration_text(p.step.baseline_steps.median), p.step.baseline_steps.median),
          number_cell(duration_text(p.step.candidate_steps.median), p.step.candidate_steps.median),
-         number_cell(analyze_text::signed_percent_text(p.step.change_percent),
+         number_cell(render_detail::signed_percent_text(p.step.change_percent),
                      p.step.change_percent),
          number_cell(p_text(p.step.p_value), p.step.p_value), verdict_cell(p.step.verdict),
          number_cell(optional_change(p.compute), p.compute ? p.compute->change_percent : 0),
@@ -562,7 +562,7 @@ void totals_table(std::ostringstream& out, const std::vector<TotalsDiff>& rows,
          number_cell(duration_text(static_cast<double>(t.baseline.total)) + " → " +
                          duration_text(static_cast<double>(t.candidate.total)),
                      static_cast<double>(t.candidate.total)),
-         number_cell(fresh ? "new" : analyze_text::signed_percent_text(t.total_change_percent),
+         number_cell(fresh ? "new" : render_detail::signed_percent_text(t.total_change_percent),
                      t.total_change_percent),
          number_cell(duration_text(t.baseline.mean) + " → " + duration_text(t.candidate.mean),
                      t.candidate.mean),

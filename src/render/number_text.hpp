@@ -8,7 +8,7 @@
 
 #include "nsel/analyze/summary.hpp"
 
-namespace nsel::analyze_text {
+namespace nsel::render_detail {
 
 inline std::string fixed(double value, int digits) {
   char buffer[64];
@@ -41,4 +41,4 @@ inline std::string signed_percent_text(double percent) {
   return (percent > 0 ? "+" : "") + digits + " %";
 }
 
-}  // namespace nsel::analyze_text
+}  // namespace nsel::render_detail

@@ -1,4 +1,4 @@
-// The plain tables nsel report and nsel diff write (an analyze internal): CSV rows (a field with
+// The plain tables nsel report and nsel diff write (a render internal): CSV rows (a field with
 // a comma, quote or line break is quoted, quotes doubled) and aligned terminal columns.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include "nsel/core/terminal_text.hpp"
 #include "nsel/sys/files.hpp"
 
-namespace nsel::analyze {
+namespace nsel::render_detail {
 
 inline std::string csv_field(const std::string& value) {
   if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
@@ -111,4 +111,4 @@ class CsvFolder {
   std::deque<std::pair<std::string, Csv>> files_;
 };
 
-}  // namespace nsel::analyze
+}  // namespace nsel::render_detail

@@ -23,17 +23,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using analyze_text::fixed;
-using analyze_text::ms;
-using analyze_text::ms_text;
-using analyze_text::percent_text;
+using render_detail::fixed;
+using render_detail::ms;
+using render_detail::ms_text;
+using render_detail::percent_text;
 
 std::string percent(long long part, long long whole) {
   return whole == 0 ? "-"
                     : fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1);
 }
 
-using analyze::TextTable;
+using render_detail::TextTable;
 
 // nsys stats's columns, in milliseconds: one readable unit beside the step tables (JSON and CSV
 // keep nsys's nanoseconds).
@@ -107,7 +107,7 @@ std::string render_text(const ReportSet& set) {
   out << "nsel report: " << set.processes.size()
       << (set.processes.size() == 1 ? " process" : " processes");
   if (!set.failures.empty()) out << ", " << set.failures.size() << " not readable";
-  out << "\n" << analyze_text::run_header_text(describe_run(set.processes)) << "\n";
+  out << "\n" << render_detail::run_header_text(set.run) << "\n";
   for (const ProcessSummary& p : set.processes) {
     const ReportIdentity& id = p.identity;
     out << "\n" << render_detail::shown(id.label()) << "\n";
@@ -372,7 +372,7 @@ nlohmann::json render_json(const ReportSet& set) {
   for (const ReportFailure& f : set.failures) {
     failures.push_back({{"report", f.report.string()}, {"error", f.message}});
   }
-  return {{"run", analyze_text::run_json(describe_run(set.processes))},
+  return {{"run", render_detail::run_json(set.run)},
           {"processes", processes},
           {"steps", steps},
           {"straggler_percent", set.comparison.straggler_percent},
@@ -383,7 +383,7 @@ nlohmann::json render_json(const ReportSet& set) {
 
 namespace {
 
-using analyze::Csv;
+using render_detail::Csv;
 
 void kernel_csv(Csv& csv, const ReportSet& set) {
   std::vector<std::string> header = {"process"};
@@ -421,7 +421,7 @@ void summary_csv(Csv& csv, const ReportSet& set, const std::string& count, const
 }  // namespace
 
 std::vector<fs::path> write_csv(const ReportSet& set, const fs::path& dir) {
-  analyze::CsvFolder folder(dir);
+  render_detail::CsvFolder folder(dir);
   const auto add = [&folder](const std::string& name) -> Csv& { return folder.add(name); };
 
   Csv& processes = add("processes.csv");

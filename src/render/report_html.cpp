@@ -21,10 +21,10 @@
 namespace nsel {
 namespace {
 
-using analyze_text::fixed;
-using analyze_text::ms;
 using html_page::escape;
 using html_page::table;
+using render_detail::fixed;
+using render_detail::ms;
 
 template <typename Row>
 void summary_table(std::ostringstream& out, const std::vector<Row>& rows, const std::string& count,
@@ -97,7 +97,7 @@ double rounded(double value) {
 }
 
 // Per step, the median across processes of the GPU's busy time and of its communication time,
-// each as a fraction of the process's own step.
+// each as a fraction of the process's own step (StepAcrossWorkers' medians).
 struct GpuMedians {
   std::optional<double> busy;
   std::optional<double> communication;
@@ -107,23 +107,8 @@ struct GpuMedians {
 std::vector<GpuMedians> gpu_medians(const ReportSet& set) {
   std::vector<GpuMedians> out;
   for (const StepAcrossWorkers& s : set.comparison.steps) {
-    std::vector<double> busy;
-    std::vector<double> communication;
-    std::vector<double> wait;
-    for (const ProcessSummary& p : set.processes) {
-      for (const StepSummary& own : p.steps) {
-        if (own.step != s.step || own.duration_ns() <= 0) continue;
-        const double d = static_cast<double>(own.duration_ns());
-        if (own.gpu_busy_ns) busy.push_back(static_cast<double>(*own.gpu_busy_ns) / d);
-        if (own.communication_ns) {
-          communication.push_back(static_cast<double>(*own.communication_ns) / d);
-        }
-      }
-    }
-    for (const auto& w : s.communication_wait_ns) {
-      if (w) wait.push_back(static_cast<double>(*w));
-    }
-    out.push_back({median_across(busy), median_across(communication), median_across(wait)});
+    out.push_back(
+        {s.median_gpu_busy_share, s.median_communication_share, s.median_communication_wait_ns});
   }
   return out;
 }
@@ -541,9 +526,9 @@ void process_section(std::ostringstream& out, const ProcessSummary& p) {
 
 std::string render_html(const ReportSet& set) {
   std::ostringstream body;
-  body << "<h1>nsel report</h1><p class=run>"
-       << escape(analyze_text::run_header_text(describe_run(set.processes))) << "</p><p class=note>"
-       << set.processes.size() << (set.processes.size() == 1 ? " process" : " processes") << ", "
+  body << "<h1>nsel report</h1><p class=run>" << escape(render_detail::run_header_text(set.run))
+       << "</p><p class=note>" << set.processes.size()
+       << (set.processes.size() == 1 ? " process" : " processes") << ", "
        << set.comparison.steps.size() << " steps.</p>\n";
   steps_section(body, set);
   if (!set.processes.empty()) body << "<h2>Processes</h2>\n";

@@ -8,7 +8,7 @@
 #include "nsel/analyze/report_set.hpp"
 #include "nsel/core/terminal_text.hpp"
 
-namespace nsel::analyze_text {
+namespace nsel::render_detail {
 
 // "a, b, c and 4 more": a 64-rank run's list stays one readable line.
 inline std::string few_of(const std::vector<std::string>& values, std::size_t shown = 3) {
@@ -60,4 +60,4 @@ inline nlohmann::json run_json(const RunFacts& run) {
           {"last_started", time(run.last_started)}};
 }
 
-}  // namespace nsel::analyze_text
+}  // namespace nsel::render_detail

@@ -33,7 +33,7 @@ inline std::string work_text(const StepComparison& comparison) {
 
 // "Stragglers (more than 10.0 % above the median of the other workers' step time)".
 inline std::string stragglers_heading(const StepComparison& comparison) {
-  return "Stragglers (more than " + analyze_text::percent_text(comparison.straggler_percent) +
+  return "Stragglers (more than " + render_detail::percent_text(comparison.straggler_percent) +
          " above the median of the other workers' " + work_text(comparison) + ")";
 }
 
@@ -44,7 +44,7 @@ inline std::string straggler_finding(const StepComparison& comparison,
   std::string text =
       ": its " + work_text(comparison) + " is above the median of the other workers' in " +
       std::to_string(straggler.slow_steps) + " of " + std::to_string(straggler.steps) +
-      " steps, by " + analyze_text::percent_text(straggler.mean_percent_above_others) +
+      " steps, by " + render_detail::percent_text(straggler.mean_percent_above_others) +
       " on average";
   if (!comparison.communication_ranges.empty()) text += "; the others wait for it";
   return text;
@@ -52,7 +52,7 @@ inline std::string straggler_finding(const StepComparison& comparison,
 
 // "none (no worker more than 10.0 % above the median of the other workers')".
 inline std::string no_straggler_text(const StepComparison& comparison) {
-  return "none (no worker more than " + analyze_text::percent_text(comparison.straggler_percent) +
+  return "none (no worker more than " + render_detail::percent_text(comparison.straggler_percent) +
          " above the median of the other workers')";
 }
 

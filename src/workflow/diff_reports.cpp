@@ -27,7 +27,7 @@ DiffSide side_of(const ReportRequest& request, const ReportSet& set) {
   if (side.paths.empty()) side.paths.emplace_back("/tmp/ray");
   side.processes = set.processes.size();
   side.failures = set.failures;
-  side.run = describe_run(set.processes);
+  side.run = set.run;
   return side;
 }
 

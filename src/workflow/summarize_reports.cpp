@@ -113,6 +113,7 @@ ReportSet summarize_reports(const ReportRequest& request, const ReportProgress& 
                      return a.identity.label() < b.identity.label();
                    });
   set.comparison = compare_steps(set.processes, request.straggler_percent);
+  set.run = describe_run(set.processes);
 
   return set;
 }

@@ -271,6 +271,31 @@ TEST(CompareSteps, TheRankTheOthersWaitForInACommunicationRangeIsTheStraggler) {
   EXPECT_NEAR(c.straggler->mean_percent_above_others, 100.0 * 49.0 / 101.0, 1e-9);
 }
 
+// The page's GPU band: medians across processes of each step's busy and communication shares
+// and of the communication wait, made with the comparison (render only draws them).
+TEST(CompareSteps, GpuMediansAcrossProcesses) {
+  std::vector<nsel::ProcessSummary> processes(3);
+  const long long busy[3] = {500, 800, 900};
+  const long long talk[3] = {100, 200, 400};
+  for (int p = 0; p < 3; ++p) {
+    nsel::StepSummary step;
+    step.step = 1;
+    step.end_ns = 1000;
+    step.gpu_busy_ns = busy[p];
+    step.communication_ns = talk[p];
+    processes[p].steps.push_back(step);
+  }
+  const nsel::StepComparison c = nsel::compare_steps(processes, 10);
+  ASSERT_EQ(c.steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(*c.steps[0].median_gpu_busy_share, 0.8);
+  EXPECT_DOUBLE_EQ(*c.steps[0].median_communication_share, 0.2);
+  EXPECT_DOUBLE_EQ(*c.steps[0].median_communication_wait_ns, 100);  // waits 0, 100, 300
+  processes[1].steps[0].gpu_busy_ns.reset();
+  processes[1].steps[0].communication_ns.reset();
+  const nsel::StepComparison two = nsel::compare_steps(processes, 10);
+  EXPECT_DOUBLE_EQ(*two.steps[0].median_gpu_busy_share, 0.7);
+}
+
 TEST(CompareSteps, CommunicationRangesAreCollectivesByName) {
   for (const char* name : {"all-reduce", "AllReduce", "nccl all_gather", "reduce_scatter grads",
                            "all_to_all", "Broadcast params", "dist.barrier"}) {

@@ -239,7 +239,7 @@ TEST(RenderDiff, CsvFilesWithHeadersAndRows) {
 // (with "..."), escaped, and widens nothing; the output stays small.
 TEST(TextTable, AHugeCellIsCutAndTheOutputStaysSmall) {
   const std::string huge(5'000'000, 'n');
-  nsel::analyze::TextTable table({"count", "name", "last"});
+  nsel::render_detail::TextTable table({"count", "name", "last"});
   for (int i = 0; i < 20; ++i) table.add({std::to_string(i), i == 7 ? huge : "x", huge});
   table.add({"1", "esc\x1b[2J\nforged", "end"});
   const std::string text = table.render("  ");

@@ -33,6 +33,12 @@ struct StepAcrossWorkers {
   // estimated as its communication time minus the shortest among the processes that have it
   // (a collective lasts until the last rank arrives, so the fastest one waited least).
   std::vector<std::optional<long long>> communication_wait_ns;
+  // Medians across the processes with GPU data (every step of that number, cut ones too, as the
+  // page's band shows them): the GPU's busy time and its communication time, each as a fraction
+  // of the process's own step, and the communication wait in ns.
+  std::optional<double> median_gpu_busy_share;
+  std::optional<double> median_communication_share;
+  std::optional<double> median_communication_wait_ns;
 };
 
 // The straggler of a run: the process that is a straggler in the most steps (of equal counts,

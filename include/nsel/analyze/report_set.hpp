@@ -17,12 +17,6 @@ struct ReportFailure {
   std::string message;  // one line
 };
 
-struct ReportSet {
-  std::vector<ProcessSummary> processes;  // sorted by label
-  std::vector<ReportFailure> failures;
-  StepComparison comparison;
-};
-
 // What run a set of reports shows, for the first line of every summary and page: each value
 // distinct and sorted, empty where no report says (a report without a manifest has no pattern).
 struct RunFacts {
@@ -36,5 +30,12 @@ struct RunFacts {
 };
 
 RunFacts describe_run(const std::vector<ProcessSummary>& processes);
+
+struct ReportSet {
+  std::vector<ProcessSummary> processes;  // sorted by label
+  std::vector<ReportFailure> failures;
+  StepComparison comparison;
+  RunFacts run;  // describe_run(processes): the first line of every output of the set
+};
 
 }  // namespace nsel
