@@ -448,7 +448,15 @@ TEST(CheckWindow, AJobEndingCleanlyInsideItsWindowIsOk) {
   const auto reports = nsel::test::reports_in(root);
   ASSERT_EQ(reports.size(), 1u);
   if (nsel::test::exported_steps(reports[0]).empty()) {
-    GTEST_SKIP() << "nsys 2022.4 lost every NVTX event of this report (seen in 3 of 12 runs)";
+    // nsys 2022.4 now and then writes such a report without any NVTX event (3 of 12 runs): then
+    // the claim to check is that nsel never calls it ok, and names the loss.
+    const json lost = check_json({root.string()}, 1);
+    EXPECT_EQ(only_report(lost)["verdict"], "lost_steps") << lost.dump(2);
+    EXPECT_NE(only_report(lost)["reason"].get<std::string>().find("holds no NVTX event at all"),
+              std::string::npos)
+        << lost.dump(2);
+    fs::remove_all(root);
+    return;
   }
   const json check = check_json({root.string()}, 0);
   const json& r = only_report(check);
@@ -466,10 +474,12 @@ TEST(CheckWindow, DemoPassesWhenItsWindowOutlivesTheJob) {
       run({kNsel, "demo", "--steps", "5", "--work-ms", "20", "--root", (temp / "demo").string()},
           profile_env("3:10"));
   fs::remove_all(temp);
-  // Under heavy load a rank's nsys may start more than the all-reduce's 30 s late, and the
-  // demo fails for that alone: not what this test is about.
+  // Under heavy load a rank's nsys may start more than the all-reduce's 30 s late: then the
+  // claim to check is that the demo fails loudly for it, never with an OK verdict.
   if (demo.exit_code != 0 && demo.err.find("gave up waiting") != std::string::npos) {
-    GTEST_SKIP() << "a demo rank started over 30 s late (loaded machine): " << demo.err;
+    EXPECT_EQ(demo.exit_code, 1) << demo.err;
+    EXPECT_EQ(demo.out.find("): OK: "), std::string::npos) << demo.out;
+    return;
   }
   EXPECT_EQ(demo.out.find("window_not_reached"), std::string::npos) << demo.out;
   EXPECT_EQ(demo.exit_code, 0) << demo.out << demo.err;

@@ -638,10 +638,22 @@ TEST(Exec, TheSamePidTwiceInOneFolderKeepsBothCaptures) {
   const std::string first_manifest = nsel::test::slurp(manifest);
   const std::string first_report = nsel::test::slurp(report);
 
-  const auto second = exec_in_namespaces(out, dir / "second.txt");
-  ASSERT_EQ(second.exit_code, 0) << second.err;
-  if (read_description(dir / "second.txt").at("pid") != pid) {
-    GTEST_SKIP() << "the two PID namespaces gave the program different ids this time";
+  // The program's id in a new namespace depends on how many processes nsys started there first,
+  // which varies now and then: a second run that got another id has its capture put aside and
+  // is run again, so that the test always checks its claim (or fails saying why it could not).
+  const auto after_first = files_in(out);
+  nsel::test::RunResult second;
+  for (int attempt = 1;; ++attempt) {
+    second = exec_in_namespaces(out, dir / "second.txt");
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    if (read_description(dir / "second.txt").at("pid") == pid) break;
+    for (const fs::path& file : files_in(out)) {
+      if (std::find(after_first.begin(), after_first.end(), file) == after_first.end()) {
+        fs::remove(file);
+      }
+    }
+    ASSERT_LT(attempt, 5) << "5 runs in new PID namespaces never gave the program id " << pid
+                          << " again";
   }
   EXPECT_EQ(nsel::test::slurp(manifest), first_manifest) << "the first manifest is untouched";
   EXPECT_EQ(nsel::test::slurp(report), first_report) << "the first report is untouched";
