@@ -72,15 +72,7 @@ Action add_check(CLI::App& app) {
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel check takes no PROGRAM; see 'nsel check --help'");
     CheckRequest request;
-    for (const std::string& root : options->roots) {
-      std::error_code ec;
-      if (!fs::is_directory(root, ec)) {
-        throw Error(bad_value("ROOT", root, "no such folder",
-                              "a folder holding reports: a Ray temp folder such as /tmp/ray, a "
-                              "SLURM log folder, or any folder"));
-      }
-      request.roots.emplace_back(root);
-    }
+    request.roots = report_roots(options->roots);
     if (!options->expect_text.empty()) {
       request.expect = parse_whole_number(options->expect_text, "--expect", 1, 1000000000);
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "nsel/core/error.hpp"
 #include "nsel/core/terminal_text.hpp"
+#include "nsel/core/values.hpp"
 #include "nsel/sys/process.hpp"
 
 namespace nsel::cli {
@@ -53,6 +55,22 @@ inline void flush_standard_output() {
 // Standard output's lines are the render room's.
 inline std::string shown(const std::string& text) {
   return terminal_text(text, kNameCutBytes);
+}
+
+// The ROOT... arguments of ls, check and recover: each an existing folder (one line, exit code
+// 2, otherwise).
+inline std::vector<std::filesystem::path> report_roots(const std::vector<std::string>& given) {
+  std::vector<std::filesystem::path> roots;
+  for (const std::string& root : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(root, ec)) {
+      throw Error(bad_value("ROOT", root, "no such folder",
+                            "a folder holding reports: a Ray temp folder such as /tmp/ray, a "
+                            "SLURM log folder, or any folder"));
+    }
+    roots.emplace_back(root);
+  }
+  return roots;
 }
 
 }  // namespace nsel::cli

@@ -56,16 +56,7 @@ Action add_ls(CLI::App& app) {
 
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel ls takes no PROGRAM; see 'nsel ls --help'");
-    std::vector<fs::path> roots;
-    for (const std::string& root : options->roots) {
-      std::error_code ec;
-      if (!fs::is_directory(root, ec)) {
-        throw Error(bad_value("ROOT", root, "no such folder",
-                              "a folder holding reports: a Ray temp folder such as /tmp/ray, a "
-                              "SLURM log folder, or any folder"));
-      }
-      roots.emplace_back(root);
-    }
+    std::vector<fs::path> roots = report_roots(options->roots);
     if (roots.empty()) roots = default_report_roots();
     const ListedReports listed = list_reports(discover_reports(roots));
     if (options->json) {

@@ -46,15 +46,7 @@ Action add_recover(CLI::App& app) {
 
   return [options](const std::vector<std::string>& trailing) -> int {
     if (!trailing.empty()) throw Error("nsel recover takes no PROGRAM; see 'nsel recover --help'");
-    std::vector<fs::path> roots;
-    for (const std::string& root : options->roots) {
-      std::error_code ec;
-      if (!fs::is_directory(root, ec)) {
-        throw Error(
-            bad_value("ROOT", root, "no such folder", "a folder holding reports, e.g. /tmp/ray"));
-      }
-      roots.emplace_back(root);
-    }
+    std::vector<fs::path> roots = report_roots(options->roots);
     if (roots.empty()) roots = default_report_roots();
     std::optional<fs::path> importer;
     if (!options->importer.empty()) {
