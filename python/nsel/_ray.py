@@ -16,8 +16,12 @@ PROBE_TIMEOUT_S = 120
 
 
 def plan(worker, probe_node=True, rank=None, local_rank=None, node=None):
-    """What `nsel plan --json` says about `worker` under this process's environment; `rank`,
-    `local_rank` and `node` win over RANK, LOCAL_RANK, ... and the host name."""
+    """What `nsel plan --json` says about `worker` under this process's environment, decided by
+    the same code (the nsys found on PATH, the options its version needs, nsys asked about them:
+    an option it does not know raises nsel.Error with nsel plan's line); "notices" holds the
+    lines nsel plan tells on stderr before its log line. `rank`, `local_rank` and `node` win over
+    RANK, LOCAL_RANK, ... and the host name; `probe_node=False` plans an automatic capture as an
+    NVTX range without asking the GPU."""
     return _nsel.plan_dict(worker, "", probe_node, rank, local_rank, node)
 
 

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 
 #include "nsel/core/command_line.hpp"
@@ -21,11 +20,9 @@
 #include "nsel/core/rank_selection.hpp"
 #include "nsel/core/ray_runtime_env.hpp"
 #include "nsel/core/settings.hpp"
-#include "nsel/launch/nsys_check.hpp"
 #include "nsel/launch/ray_agents.hpp"
 #include "nsel/launch/ray_patch_file.hpp"
 #include "nsel/nsel.h"
-#include "nsel/step/gpu_probe.hpp"
 #include "nsel/step/step.hpp"
 #include "nsel/sys/host.hpp"
 #include "nsel/workflow/run_worker.hpp"
@@ -99,61 +96,29 @@ nsel::IdentityOverrides given_identity(std::optional<long long> rank,
   return given;
 }
 
-// Who asks for a plan. A driver plans for an actor elsewhere: its own RANK, LOCAL_RANK and host
-// name are not the actor's, so only what it gives counts. For nsel's plugin, what it does not
-// give is left to `nsel exec` on the actor's node (which sees the actor's variables and host).
-enum class Planner { this_process, driver_for_nsight, driver_for_plugin };
-
-// The plan for `worker` from this process's environment, with the capture mode of this node.
-nsel::WorkerPlan plan_here(const std::string& worker, const std::string& output_dir,
-                           bool probe_node, const nsel::IdentityOverrides& given = {},
-                           Planner planner = Planner::this_process) {
-  auto settings = nsel::ProfileSettings::from_environment(environment);
-  nsel::PlanRequest request;
+// What `nsel plan` decides for `worker` (preview_worker), from this process's environment. A driver
+// planning an actor elsewhere (`actor`) knows only what it was given of the actor's identity: its
+// own RANK, LOCAL_RANK and host name are not the actor's. The GPU is probed in this process (a
+// driver or agent is multi-threaded, so no fork), unless `probe_node` is false. nsys, the GPU and
+// each option set are asked once per process and PATH: a driver plans one actor after another.
+nsel::WorkerLaunch preview_here(const std::string& worker, const std::string& output_dir,
+                                bool probe_node, const nsel::IdentityOverrides& given,
+                                nsel::ActorPlanning actor = nsel::ActorPlanning::none) {
+  nsel::WorkerRequest request;
   request.worker = worker;
   request.output_dir = output_dir;
-  if (planner == Planner::this_process) {
-    request.identity = nsel::identify_process(environment, given, nsel::host_name());
-  } else {
-    request.identity = nsel::identify_process(
-        [](std::string_view) { return std::optional<std::string>(); }, given, "");
-  }
-  if (planner == Planner::driver_for_plugin) {
-    if (!given.node) settings.nodes.reset();
-    if (!given.rank) settings.ranks.reset();
-    if (!given.local_rank) settings.local_ranks.reset();
-  }
-  // In process: a driver or agent is multi-threaded, so no fork; it loads the driver only when
-  // the capture mode is automatic and the worker is selected.
-  request.node_capture = settings.capture;
-  if (probe_node && settings.enabled() && settings.patterns->first_match(worker) &&
-      settings.capture == nsel::CaptureMode::automatic) {
-    request.node_capture =
-        nsel::resolve_capture_mode(settings.capture, nsel::probe_gpu_in_process());
-  }
-  return nsel::plan_worker(settings, request);
-}
-
-// A driver checks a selected worker's option names with this node's nsys, where there is one:
-// it is the nsys of a local cluster, and the usual image of the others. Each option set is
-// asked once per process (a driver plans one actor after another).
-void check_options_with_local_nsys(const nsel::WorkerPlan& plan) {
-  if (!plan.profile) return;
+  request.environment = environment;
+  request.actor = actor;
+  request.decided_identity =
+      actor == nsel::ActorPlanning::none
+          ? nsel::identify_process(environment, given, nsel::host_name())
+          : nsel::identify_process([](std::string_view) { return std::optional<std::string>(); },
+                                   given, "");
+  request.gpu_probing = probe_node ? nsel::GpuProbing::in_process : nsel::GpuProbing::skipped;
   static std::mutex mutex;
-  static std::map<std::string, nsel::NsysCheck> nsys_by_path;
-  static std::set<std::vector<std::string>> known;
+  static std::map<std::string, nsel::PlanningMemo> memo_by_path;
   const std::lock_guard lock(mutex);
-  const std::string path = environment("PATH").value_or("");
-  auto found = nsys_by_path.find(path);
-  if (found == nsys_by_path.end()) found = nsys_by_path.emplace(path, nsel::check_nsys(path)).first;
-  const nsel::NsysCheck& nsys = found->second;
-  if (!nsys.path || nsys.version.empty()) return;  // no nsys here that could be asked
-  std::vector<std::string> argv = plan.options.to_argv();
-  argv.insert(argv.begin(), *nsys.path);
-  if (known.contains(argv)) return;
-  nsel::require_known_options(plan.options, *nsys.path, nsys.version,
-                              environment(nsel::kExtraOptionsVariable));
-  known.insert(std::move(argv));
+  return nsel::preview_worker(request, memo_by_path[environment("PATH").value_or("")]);
 }
 
 nb::dict plan_to_dict(const nsel::WorkerPlan& plan) {
@@ -169,6 +134,14 @@ nb::dict plan_to_dict(const nsel::WorkerPlan& plan) {
   out["reason"] = plan.reason;
   out["notice"] = plan.notice;
   out["log_line"] = plan.profile ? plan.log_line() : std::string();
+  return out;
+}
+
+// plan_to_dict, with what nsel plan tells on stderr before its line: why a matched worker is
+// left out, and the guidance for a selected one.
+nb::dict launch_to_dict(const nsel::WorkerLaunch& launch) {
+  nb::dict out = plan_to_dict(launch.plan);
+  out["notices"] = launch.notices;
   return out;
 }
 
@@ -240,8 +213,8 @@ NB_MODULE(_nsel, m) {
       [](const std::string& worker, const std::string& output_dir, bool probe_node,
          std::optional<long long> rank, std::optional<long long> local_rank,
          std::optional<std::string> node) {
-        return plan_to_dict(
-            plan_here(worker, output_dir, probe_node, given_identity(rank, local_rank, node)));
+        return launch_to_dict(
+            preview_here(worker, output_dir, probe_node, given_identity(rank, local_rank, node)));
       },
       nb::arg("worker"), nb::arg("output_dir") = "", nb::arg("probe_node") = true,
       nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
@@ -251,10 +224,10 @@ NB_MODULE(_nsel, m) {
       "nsight_options",
       [](const std::string& worker, std::optional<long long> rank,
          std::optional<long long> local_rank, std::optional<std::string> node) {
-        const nsel::WorkerPlan plan = plan_here(
-            worker, "", true, given_identity(rank, local_rank, node), Planner::driver_for_nsight);
-        check_options_with_local_nsys(plan);
-        return std::make_pair(plan_to_dict(plan), nsel::ray_nsight_options(plan));
+        const nsel::WorkerLaunch launch =
+            preview_here(worker, "", true, given_identity(rank, local_rank, node),
+                         nsel::ActorPlanning::nsight_field);
+        return std::make_pair(launch_to_dict(launch), nsel::ray_nsight_options(launch.plan));
       },
       nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
       nb::arg("node") = nb::none());
@@ -262,10 +235,9 @@ NB_MODULE(_nsel, m) {
       "plugin_plan",
       [](const std::string& worker, std::optional<long long> rank,
          std::optional<long long> local_rank, std::optional<std::string> node) {
-        const nsel::WorkerPlan plan = plan_here(
-            worker, "", false, given_identity(rank, local_rank, node), Planner::driver_for_plugin);
-        check_options_with_local_nsys(plan);
-        return plan_to_dict(plan);
+        return launch_to_dict(preview_here(worker, "", false,
+                                           given_identity(rank, local_rank, node),
+                                           nsel::ActorPlanning::plugin));
       },
       nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
       nb::arg("node") = nb::none(),
@@ -298,7 +270,8 @@ NB_MODULE(_nsel, m) {
           if (found == variables.end()) return std::nullopt;
           return found->second;
         };
-        request.probe_gpu = false;   // Ray's agent is multi-threaded; nsel exec probes the node
+        // Ray's agent is multi-threaded; nsel exec probes the node.
+        request.gpu_probing = nsel::GpuProbing::skipped;
         request.try_options = true;  // a value nsys refuses would cost Ray's retries later
         const nsel::WorkerLaunch launch = nsel::decide_worker(request);
         nb::dict out;

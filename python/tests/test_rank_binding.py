@@ -3,7 +3,9 @@ under NSEL_PROFILE_RANKS / NSEL_PROFILE_LOCAL_RANKS / NSEL_PROFILE_NODES, what t
 entry carries to `nsel exec` on the actor's node, the plugin's checks of it, and
 nsel.init_worker(worker, rank=...) in a process of its own."""
 
+import json
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -11,6 +13,7 @@ import pytest
 
 import nsel
 from nsel import _nsel
+from nsel._cli import BINARY
 
 WORKER = "dtensor_policy_worker"
 SETTINGS = ("NRL_NSYS_WORKER_PATTERNS", "NRL_NSYS_PROFILE_STEP_RANGE", "NRL_NSYS_EXTRA_OPTIONS",
@@ -127,3 +130,38 @@ def test_init_worker_takes_the_rank_over_the_variables():
     assert (result, stderr) == ("0", "")
     assert run_init_worker(f"'{WORKER}'", NSEL_PROFILE_RANKS="1", RANK="1")[0] == "1"
     assert run_init_worker(f"'{WORKER}', local_rank=2", NSEL_PROFILE_LOCAL_RANKS="2")[0] == "1"
+
+
+def _nsel_plan_json(worker):
+    """`nsel plan --json WORKER` of the package's own binary, with this process's environment."""
+    done = subprocess.run([BINARY, "plan", "--json", worker], capture_output=True, text=True,
+                          timeout=60)
+    return done
+
+
+@pytest.mark.skipif(shutil.which("nsys") is None, reason="needs nsys on PATH: the plan names it")
+def test_nsel_plan_in_python_is_nsel_plan_on_the_command_line(env):
+    """One decision for both: the nsys found and the options its version needs, the command, the
+    reason and the lines told before the plan (before, nsel.plan() named a bare "nsys" with
+    every generation's workarounds, and never asked nsys about the options)."""
+    env.setenv("NRL_NSYS_EXTRA_OPTIONS", '{"t": "cuda,nvtx"}')
+    done = _nsel_plan_json(WORKER)
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    plan = nsel.plan(WORKER)
+    assert plan["command"] == shown["command"]
+    assert plan["command"][0] == shutil.which("nsys")
+    assert dict(plan["options"]) == shown["options"]
+    assert (plan["profile"], plan["capture"], plan["reason"]) == (
+        shown["profile"], shown["capture"], shown["reason"])
+    assert plan["notices"] + [plan["log_line"]] == done.stderr.splitlines()
+
+
+@pytest.mark.skipif(shutil.which("nsys") is None, reason="needs nsys on PATH to ask")
+def test_an_option_nsys_does_not_know_is_refused_by_both_plans(env):
+    env.setenv("NRL_NSYS_EXTRA_OPTIONS", '{"bogus-option": "1"}')
+    done = _nsel_plan_json(WORKER)
+    assert done.returncode == 2
+    with pytest.raises(nsel.Error) as refused:
+        nsel.plan(WORKER)
+    assert f"nsel: error: {refused.value}" == done.stderr.strip()

@@ -1,6 +1,5 @@
 #include "nsel/workflow/run_worker.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -130,12 +129,21 @@ ProfileSettings settings_of(const WorkerRequest& request) {
   if (!request.capture.empty()) {
     settings.capture = parse_capture_mode(request.capture, "--capture");
   }
+  if (request.actor == ActorPlanning::plugin && request.decided_identity) {
+    const ProcessIdentity& actor = *request.decided_identity;
+    if (!actor.rank.value) settings.ranks.reset();
+    if (!actor.local_rank.value) settings.local_ranks.reset();
+    if (!actor.node.value) settings.nodes.reset();
+  }
   return settings;
 }
 
-// The identity the worker is planned with: this process's, or the rank of nsel plan --ranks.
+// The identity the worker is planned with: the caller's decision, this process's, or the rank of
+// nsel plan --ranks.
 ProcessIdentity identity_of(const WorkerRequest& request) {
-  ProcessIdentity identity = identify_this_process(request.identity, request.environment);
+  ProcessIdentity identity = request.decided_identity
+                                 ? *request.decided_identity
+                                 : identify_this_process(request.identity, request.environment);
   if (request.listed_rank) identity.rank = {*request.listed_rank, "--ranks", ""};
   return identity;
 }
@@ -148,11 +156,14 @@ void complete_selected(WorkerLaunch& out, const ProfileSettings& settings,
                        PlanRequest& plan_request, const std::string& nsys_version,
                        const WorkerRequest& request, PlanningMemo& memo) {
   std::optional<GpuVisibility> gpu;
-  if (!request.probe_gpu) {
+  if (request.gpu_probing == GpuProbing::skipped) {
     plan_request.node_capture =
         settings.capture == CaptureMode::automatic ? CaptureMode::nvtx : settings.capture;
   } else if (settings.capture == CaptureMode::automatic || settings.capture == CaptureMode::cuda) {
-    if (!memo.probe) memo.probe = probe_gpu_isolated();
+    if (!memo.probe) {
+      memo.probe = request.gpu_probing == GpuProbing::in_process ? probe_gpu_in_process()
+                                                                 : probe_gpu_isolated();
+    }
     out.probe = memo.probe;
     gpu = GpuVisibility{memo.probe->usable, memo.probe->detail,
                         request.environment("CUDA_VISIBLE_DEVICES")};
@@ -235,7 +246,7 @@ WorkerLaunch preview_worker(const WorkerRequest& request, PlanningMemo& memo) {
   // every generation needs (shown as plain "nsys").
   if (!memo.nsys) memo.nsys = check_nsys(request.environment("PATH").value_or(""));
   plan_request.nsys = memo.nsys->path.value_or("nsys");
-  if (!memo.nsys->version.empty())
+  if (!memo.nsys->version.empty() && request.actor == ActorPlanning::none)
     plan_request.nsys_version = parse_nsys_version(memo.nsys->version);
   out.nsys_version = plan_request.nsys_version;
   complete_selected(out, settings, plan_request, memo.nsys->version, request, memo);

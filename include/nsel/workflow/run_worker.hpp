@@ -18,6 +18,26 @@
 
 namespace nsel {
 
+// How the GPU is asked, where the capture depends on it (auto) or cannot work without it (cuda).
+enum class GpuProbing {
+  isolated,    // in a forked child: nsel exec, nsel plan
+  in_process,  // in this process, for a multi-threaded caller that must not fork (a Ray driver)
+  // Not at all, an automatic capture planned as an NVTX range: a check before the worker starts
+  // (nsel's Ray plugin in Ray's agent), whose own `nsel exec` probes the node.
+  skipped,
+};
+
+// Ray's driver plans an actor elsewhere: the nsys that profiles it is its node's, whose version
+// is not known here, so the plan has every generation's workarounds (the options are still asked
+// of this node's nsys, the usual image of the others).
+enum class ActorPlanning {
+  none,
+  nsight_field,  // for Ray's own nsight field: decided here
+  // For nsel's plugin: a rank, local-rank or node filter whose value the driver was not given is
+  // left to `nsel exec` on the actor's node, instead of leaving the actor out here.
+  plugin,
+};
+
 struct WorkerRequest {
   std::string worker;
   std::string output_dir;  // created when profiled; empty: the working directory
@@ -25,10 +45,12 @@ struct WorkerRequest {
   GivenIdentity identity;
   std::vector<std::string> program;  // PROGRAM ARGS...; PROGRAM is looked up on PATH
   EnvLookup environment;             // the variables nsel reads, PATH among them
-  // false: an automatic capture is planned as an NVTX range without probing the GPU (the probe
-  // forks, which a multi-threaded caller must not): for a check before the worker starts, whose
-  // own `nsel exec` probes the node.
-  bool probe_gpu = true;
+  // Who is planned when the caller decided it (the Python binding, which names its own
+  // arguments); empty: this process, from `identity`, the environment and the host name.
+  std::optional<ProcessIdentity> decided_identity = std::nullopt;
+  // A Ray driver planning an actor that runs on another node, under that node's nsys.
+  ActorPlanning actor = ActorPlanning::none;
+  GpuProbing gpu_probing = GpuProbing::isolated;
   // true: the options are also tried for real (require_known_options' trial run), so that a
   // value nsys refuses fails here rather than when the worker starts: for nsel's Ray plugin.
   bool try_options = false;
@@ -71,7 +93,7 @@ inline constexpr int kCaptureLostExitCode = 1;
 // plans once: a selected worker needs a usable nsys (nsel::Error, exit code 127, unless
 // NSEL_ALLOW_UNPROFILED=1 lets it run bare), option names that nsys knows (exit code 2) and the
 // node's capture mode; an unselected one needs neither. Starts nothing: nsel's Ray plugin calls
-// it (probe_gpu false) in Ray's runtime-env agent before the worker starts, so that a setting
+// it (GpuProbing::skipped) in Ray's runtime-env agent before the worker starts, so that a setting
 // nsys refuses or a node without nsys fails the actor's runtime env at once, with the same line,
 // where a worker that dies at its start is retried by Ray for minutes.
 WorkerLaunch decide_worker(const WorkerRequest& request);
@@ -80,6 +102,7 @@ WorkerLaunch decide_worker(const WorkerRequest& request);
 // optional and shown as given (it runs where the plan is used, on that node's PATH), and a
 // selected worker on a node without a usable nsys is planned with the nsys found, or plain
 // "nsys", with every workaround (exec would stop there). What `memo` holds is not asked again.
+// nsel plan, Python's nsel.plan() and the Ray driver's helpers all plan through it.
 WorkerLaunch preview_worker(const WorkerRequest& request, PlanningMemo& memo);
 
 // decide_worker, its notices told, then the program in place of this process when it is not
