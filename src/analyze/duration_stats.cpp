@@ -196,6 +196,12 @@ class MedianSearch {
 
 }  // namespace
 
+double time_percent(long long total, long long grand_total) {
+  if (grand_total == 0) return 0;
+  return round_like_sqlite(static_cast<double>(total) * 100.0 / static_cast<double>(grand_total),
+                           1);
+}
+
 long long add_ns(long long a, long long b) {
   long long sum = 0;
   if (__builtin_add_overflow(a, b, &sum)) {

@@ -20,6 +20,10 @@ __extension__ typedef __int128 Signed128;
 // (292 years: only a hostile export gets there) rather than wrapping to a wrong number.
 long long add_ns(long long a, long long b);
 
+// A row's "Time (%)" as nsys's summaries give it: its total's share of the grand total, rounded
+// to 0.1 as SQLite rounds (0 when the grand total is 0).
+double time_percent(long long total, long long grand_total);
+
 class GroupedDurations {
  public:
   GroupedDurations();

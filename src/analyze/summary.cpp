@@ -257,11 +257,7 @@ std::vector<KernelRow> kernel_summary(const Database& db, Strings& strings,
     grand_total = analyze::add_ns(grand_total, stats[g].total);
   }
   for (KernelRow& row : rows) {
-    row.time_percent = grand_total == 0
-                           ? 0
-                           : round_like_sqlite(static_cast<double>(row.stats.total) * 100.0 /
-                                                   static_cast<double>(grand_total),
-                                               1);
+    row.time_percent = analyze::time_percent(row.stats.total, grand_total);
   }
   const auto dims = [](const std::string& text) {
     std::array<long long, 3> v{};

@@ -37,11 +37,7 @@ std::vector<SummaryRow> summary_rows(
     grand_total = add_ns(grand_total, stats[g].total);
   }
   for (SummaryRow& row : rows) {
-    row.time_percent = grand_total == 0
-                           ? 0
-                           : round_like_sqlite(static_cast<double>(row.stats.total) * 100.0 /
-                                                   static_cast<double>(grand_total),
-                                               1);
+    row.time_percent = time_percent(row.stats.total, grand_total);
   }
   std::stable_sort(rows.begin(), rows.end(), [](const SummaryRow& a, const SummaryRow& b) {
     return a.stats.total != b.stats.total ? a.stats.total > b.stats.total : a.name < b.name;

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 #include "nsel/core/error.hpp"
 
@@ -115,6 +116,20 @@ std::string parse_worker_name(std::string_view value, std::string_view source) {
         bad_value(source, value, "holds '/', which a report file name cannot hold", kExpected));
   }
   return std::string(value);
+}
+
+std::string utc_time_text(std::chrono::system_clock::time_point when, bool with_milliseconds) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  if (!with_milliseconds) return std::string(text) + "Z";
+  const long long millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count() % 1000;
+  char full[80];
+  std::snprintf(full, sizeof full, "%s.%03lldZ", text, millis);
+  return full;
 }
 
 std::string size_text(std::uintmax_t bytes) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "render/formatted.hpp"
+#include "render/json_schema.hpp"
 #include "render/terminal_cells.hpp"
 
 namespace nsel {
@@ -14,6 +15,7 @@ using render_detail::cell;
 using render_detail::formatted;
 using render_detail::joined_paths;
 using render_detail::shown;
+using render_detail::text_or_null;
 
 // In the order of the counts in the JSON and of the summary in the verdict line.
 constexpr Verdict kAllVerdicts[] = {Verdict::ok,
@@ -28,10 +30,6 @@ constexpr Verdict kAllVerdicts[] = {Verdict::ok,
                                     Verdict::missing,
                                     Verdict::unreadable,
                                     Verdict::not_exported};
-
-Json text_or_null(const std::string& text) {
-  return text.empty() ? Json(nullptr) : Json(text);
-}
 
 }  // namespace
 

@@ -18,6 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using render_detail::formatted;
 using render_detail::ms_tenths;
+using render_detail::shown;
 
 std::string column_label(const ProcessSummary& process) {
   const ReportIdentity& id = process.identity;
@@ -96,22 +97,22 @@ std::string findings_text(const DemoRun& run) {
     }
     const StepComparison& c = set.comparison;
     out += "\nStraggler: " +
-           (c.straggler ? render_detail::shown(render_detail::process_name(
-                              set.processes[c.straggler->process].identity)) +
-                              render_detail::straggler_finding(c, *c.straggler)
-                        : render_detail::no_straggler_text(c)) +
+           (c.straggler
+                ? shown(render_detail::process_name(set.processes[c.straggler->process].identity)) +
+                      render_detail::straggler_finding(c, *c.straggler)
+                : render_detail::no_straggler_text(c)) +
            "\n";
   } else if (!run.summary_problem.empty()) {
-    out += formatted("\nSummary: %s\n", run.summary_problem.c_str());
+    out += formatted("\nSummary: %s\n", shown(run.summary_problem).c_str());
   }
-  out += formatted("\nVerdict (nsel check %s): %s\n", run.session.c_str(),
+  out += formatted("\nVerdict (nsel check %s): %s\n", shown(run.session.string()).c_str(),
                    verdict_line(run.verdict).c_str());
   for (const CheckedReport& r : run.verdict.reports) {
     if (r.verdict == Verdict::ok) continue;
     out += formatted("  %s  %s: %s\n", std::string(to_string(r.verdict)).c_str(),
-                     r.found.path.filename().c_str(), r.reason.c_str());
+                     shown(r.found.path.filename().string()).c_str(), shown(r.reason).c_str());
   }
-  if (!run.html.empty()) out += formatted("\nHTML page: %s\n", run.html.c_str());
+  if (!run.html.empty()) out += formatted("\nHTML page: %s\n", shown(run.html.string()).c_str());
   return out;
 }
 
@@ -153,17 +154,7 @@ nlohmann::ordered_json render_demo_json(const DemoRun& run) {
   }
   for (const fs::path& leftover : run.leftovers) out["leftovers"].push_back(leftover.string());
   out["slow_rank"] = run.slow_rank >= 0 ? nlohmann::json(run.slow_rank) : nlohmann::json(nullptr);
-  out["straggler"] = nullptr;
-  if (run.summary && run.summary->comparison.straggler) {
-    const RunStraggler& straggler = *run.summary->comparison.straggler;
-    const ReportIdentity& id = run.summary->processes[straggler.process].identity;
-    out["straggler"] = {{"worker", id.worker},
-                        {"rank", id.rank ? nlohmann::json(*id.rank) : nlohmann::json(nullptr)},
-                        {"pid", id.pid},
-                        {"slow_steps", straggler.slow_steps},
-                        {"steps", straggler.steps},
-                        {"mean_percent_above_others", straggler.mean_percent_above_others}};
-  }
+  out["straggler"] = run.summary ? render_detail::straggler_json(*run.summary) : nullptr;
   nlohmann::json counts = nlohmann::json::object();
   for (const CheckedReport& r : run.verdict.reports) {
     counts[std::string(to_string(r.verdict))] =
@@ -186,26 +177,26 @@ std::string render_demo_text(const DemoRun& run) {
   if (!run.ray_version.empty()) {
     out += formatted("Ray %s actors:\n", run.ray_version.c_str());
     for (const DemoWorker& worker : run.workers) {
-      out += formatted("  %-24s rank %-3d pid %-8lld %s\n", worker.name.c_str(), worker.rank,
+      out += formatted("  %-24s rank %-3d pid %-8lld %s\n", shown(worker.name).c_str(), worker.rank,
                        worker.pid, worker.profiled ? "profiled" : "bare (no nsys)");
     }
   } else if (run.shows_ranks) {
     out += "\nWorkers:\n";
     for (const DemoWorker& worker : run.workers) {
-      out += formatted("  %-24s rank %-3d %s\n", worker.name.c_str(), worker.rank,
+      out += formatted("  %-24s rank %-3d %s\n", shown(worker.name).c_str(), worker.rank,
                        worker.profiled ? "profiled" : "bare (no nsys)");
     }
   }
-  out += formatted("\nReports in %s:\n", run.nsight_dir.c_str());
+  out += formatted("\nReports in %s:\n", shown(run.nsight_dir.string()).c_str());
   if (run.reports.empty()) out += "  (none: no worker matched the patterns)\n";
   for (const DemoReport& report : run.reports) {
-    out += formatted("  %-48s %10s  steps %s%s%s\n", report.path.filename().c_str(),
+    out += formatted("  %-48s %10s  steps %s%s%s\n", shown(report.path.filename().string()).c_str(),
                      size_text(report.bytes).c_str(), describe_steps(report.steps).c_str(),
-                     report.problem.empty() ? "" : "  ! ", report.problem.c_str());
+                     report.problem.empty() ? "" : "  ! ", shown(report.problem).c_str());
   }
   for (const fs::path& leftover : run.leftovers) {
     out += formatted("  %-48s (unfinished .qdstrm: the importer did not run)\n",
-                     leftover.filename().c_str());
+                     shown(leftover.filename().string()).c_str());
   }
   out += findings_text(run);
   return out;

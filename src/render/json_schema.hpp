@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace nsel::render_detail {
 
@@ -16,6 +17,11 @@ inline nlohmann::ordered_json schema_first(const char* schema, const nlohmann::j
     if (key != "schema") out[key] = nlohmann::ordered_json(value);
   }
   return out;
+}
+
+// A text field: its text, or null where there is none.
+inline nlohmann::ordered_json text_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
 }
 
 }  // namespace nsel::render_detail

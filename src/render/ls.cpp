@@ -1,12 +1,12 @@
 #include "nsel/render/ls.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <map>
 #include <tuple>
 
 #include "nsel/core/values.hpp"
 #include "render/formatted.hpp"
+#include "render/json_schema.hpp"
 #include "render/terminal_cells.hpp"
 
 namespace nsel {
@@ -18,19 +18,7 @@ using render_detail::cell;
 using render_detail::formatted;
 using render_detail::joined_paths;
 using render_detail::shown;
-
-Json text_or_null(const std::string& text) {
-  return text.empty() ? Json(nullptr) : Json(text);
-}
-
-std::string utc_text(std::chrono::system_clock::time_point when) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
+using render_detail::text_or_null;
 
 // In the order of the counts in the JSON and of the summary line.
 constexpr ReportState kAllStates[] = {ReportState::complete, ReportState::empty,
@@ -77,7 +65,7 @@ nlohmann::ordered_json render_ls_json(const ListedReports& listed) {
     item["root"] = r.root;
     item["bytes"] = r.bytes;
     item["modified"] = r.bytes > 0 || r.modified.time_since_epoch().count() != 0
-                           ? Json(utc_text(r.modified))
+                           ? Json(utc_time_text(r.modified, false))
                            : Json(nullptr);
     item["manifest"] = r.manifest ? Json(r.manifest->string()) : Json(nullptr);
     item["qdstrm"] = r.qdstrm ? Json(r.qdstrm->string()) : Json(nullptr);

@@ -281,20 +281,6 @@ nlohmann::json or_null(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-// The run's straggler (StepComparison::straggler), or null.
-nlohmann::json straggler_json(const ReportSet& set) {
-  if (!set.comparison.straggler) return nullptr;
-  const RunStraggler& straggler = *set.comparison.straggler;
-  const ReportIdentity& id = set.processes[straggler.process].identity;
-  return {{"label", id.label()},
-          {"worker", id.worker},
-          {"rank", or_null(id.rank)},
-          {"pid", id.pid},
-          {"slow_steps", straggler.slow_steps},
-          {"steps", straggler.steps},
-          {"mean_percent_above_others", round_like_sqlite(straggler.mean_percent_above_others, 1)}};
-}
-
 }  // namespace
 
 nlohmann::json render_json(const ReportSet& set) {
@@ -377,7 +363,7 @@ nlohmann::json render_json(const ReportSet& set) {
           {"steps", steps},
           {"straggler_percent", set.comparison.straggler_percent},
           {"communication_ranges", set.comparison.communication_ranges},
-          {"straggler", straggler_json(set)},
+          {"straggler", render_detail::straggler_json(set)},
           {"failures", failures}};
 }
 

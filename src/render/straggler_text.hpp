@@ -3,9 +3,11 @@
 // Unescaped: the terminal escapes it (terminal_text), the page as HTML.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "nsel/analyze/comparison.hpp"
+#include "nsel/analyze/report_set.hpp"
 #include "nsel/analyze/summary.hpp"
 #include "render/number_text.hpp"
 
@@ -54,6 +56,21 @@ inline std::string straggler_finding(const StepComparison& comparison,
 inline std::string no_straggler_text(const StepComparison& comparison) {
   return "none (no worker more than " + render_detail::percent_text(comparison.straggler_percent) +
          " above the median of the other workers')";
+}
+
+// The run's straggler as `nsel report --json` and `nsel demo --json` give it (its percent rounded
+// to 0.1), or null.
+inline nlohmann::json straggler_json(const ReportSet& set) {
+  if (!set.comparison.straggler) return nullptr;
+  const RunStraggler& straggler = *set.comparison.straggler;
+  const ReportIdentity& id = set.processes[straggler.process].identity;
+  return {{"label", id.label()},
+          {"worker", id.worker},
+          {"rank", id.rank ? nlohmann::json(*id.rank) : nlohmann::json(nullptr)},
+          {"pid", id.pid},
+          {"slow_steps", straggler.slow_steps},
+          {"steps", straggler.steps},
+          {"mean_percent_above_others", round_like_sqlite(straggler.mean_percent_above_others, 1)}};
 }
 
 }  // namespace nsel::render_detail

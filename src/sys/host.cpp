@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <ctime>
+
+#include "nsel/core/values.hpp"
 
 namespace nsel {
 
@@ -60,17 +60,7 @@ std::string node_ip_address() {
 }
 
 std::string utc_timestamp_now() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
-  char full[80];
-  std::snprintf(full, sizeof full, "%s.%03lldZ", text, static_cast<long long>(millis));
-  return full;
+  return utc_time_text(std::chrono::system_clock::now(), true);
 }
 
 }  // namespace nsel

@@ -21,40 +21,36 @@ RecoverOutcome recover_reports(const RecoverRequest& request, const RecoverFileD
   for (const FoundReport& r : found.reports) {
     if (r.state == ReportState::qdstrm && r.qdstrm) leftovers.push_back(*r.qdstrm);
     if (r.state != ReportState::missing || !r.manifest || !r.manifest_content) continue;
-    try {
-      const Manifest& given = *r.manifest_content;
-      if (const auto problem = manifest_paths_problem(*r.manifest, given)) {
-        ++out.refused;
-        file_done(*r.manifest, "left as is: it " + *problem);
-        continue;
-      }
-      const Manifest m = confined_to_folder(given, *r.manifest);
-      // A whole report left under its hidden name, every name being taken when its run ended.
-      if (m.state == kManifestNameTaken && m.pid != 0) {
-        const Naming naming = name_report_left_hidden(*r.manifest, m);
-        out.named_any = true;
-        if (!naming.named) ++out.names_failed;
-        file_done(m.report, naming.message);
-        continue;
-      }
-      // A report nsys wrote under its launch's hidden name, its launcher killed before it
-      // could give the report its own name: renamed, nothing to convert.
-      if (const auto unnamed = unnamed_report_of(m)) {
-        const Naming naming = name_unnamed_report(m);
-        out.named_any = true;
-        if (!naming.named) ++out.names_failed;
-        file_done(*unnamed, naming.message);
-        continue;
-      }
-      // (A whole report nsys left there instead needs no conversion: the manifest names it.)
-      std::error_code ec;
-      if (m.qdstrm && m.qdstrm->ends_with(".qdstrm") && !m.report.empty() &&
-          fs::is_regular_file(*m.qdstrm, ec) && !fs::exists(m.report, ec)) {
-        leftovers.push_back(*m.qdstrm);
-        report_for[*m.qdstrm] = m.report;
-      }
-    } catch (const Error&) {
-      // An unreadable manifest names nothing to recover.
+    const Manifest& given = *r.manifest_content;
+    if (const auto problem = manifest_paths_problem(*r.manifest, given)) {
+      ++out.refused;
+      file_done(*r.manifest, "left as is: it " + *problem);
+      continue;
+    }
+    const Manifest m = confined_to_folder(given, *r.manifest);
+    // A whole report left under its hidden name, every name being taken when its run ended.
+    if (m.state == kManifestNameTaken && m.pid != 0) {
+      const Naming naming = name_report_left_hidden(*r.manifest, m);
+      out.named_any = true;
+      if (!naming.named) ++out.names_failed;
+      file_done(m.report, naming.message);
+      continue;
+    }
+    // A report nsys wrote under its launch's hidden name, its launcher killed before it
+    // could give the report its own name: renamed, nothing to convert.
+    if (const auto unnamed = unnamed_report_of(m)) {
+      const Naming naming = name_unnamed_report(m);
+      out.named_any = true;
+      if (!naming.named) ++out.names_failed;
+      file_done(*unnamed, naming.message);
+      continue;
+    }
+    // (A whole report nsys left there instead needs no conversion: the manifest names it.)
+    std::error_code ec;
+    if (m.qdstrm && m.qdstrm->ends_with(".qdstrm") && !m.report.empty() &&
+        fs::is_regular_file(*m.qdstrm, ec) && !fs::exists(m.report, ec)) {
+      leftovers.push_back(*m.qdstrm);
+      report_for[*m.qdstrm] = m.report;
     }
   }
   out.qdstrm_files = leftovers.size();

@@ -50,3 +50,11 @@ TEST(LaunchSettings, DefaultsAndVariables) {
   EXPECT_EQ(set.stop_timeout, 1500ms);
   EXPECT_TRUE(set.allow_unprofiled);
 }
+
+TEST(Values, UtcTimeTextIsIso8601WithOrWithoutMilliseconds) {
+  using namespace std::chrono;
+  // 2026-12-07 23:25:52.045 UTC.
+  const system_clock::time_point when{milliseconds(1796685952045LL)};
+  EXPECT_EQ(nsel::utc_time_text(when, false), "2026-12-07T23:25:52Z");
+  EXPECT_EQ(nsel::utc_time_text(when, true), "2026-12-07T23:25:52.045Z");
+}

@@ -32,6 +32,10 @@ std::string parse_worker_name(std::string_view value, std::string_view source);
 // "812 B", "126.6 KiB", "2.0 GiB".
 std::string size_text(std::uintmax_t bytes);
 
+// A moment in UTC as ISO 8601: "2026-12-07T23:25:52Z", or "2026-12-07T23:25:52.123Z" with
+// milliseconds (the manifest's times).
+std::string utc_time_text(std::chrono::system_clock::time_point when, bool with_milliseconds);
+
 // The length of the well-formed UTF-8 character at `at` of `text` (RFC 3629: no overlong forms,
 // surrogates or code points past U+10FFFF), or 0 where there is none.
 std::size_t utf8_character_length(std::string_view text, std::size_t at);
