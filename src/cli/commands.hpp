@@ -57,6 +57,15 @@ inline std::string shown(const std::string& text) {
   return terminal_text(text, kNameCutBytes);
 }
 
+// A line a workflow tells (a notice, a step of the demo, exec's log line) on stderr, at once (a
+// line told before this process is replaced must be out): control characters escaped, as
+// terminal_text does, so that no name inside it drives the terminal or forges a line. Text
+// already made safe by quote() passes unchanged.
+inline void tell_line(const std::string& line) {
+  std::fprintf(stderr, "%s\n", terminal_text(line).c_str());
+  std::fflush(stderr);
+}
+
 // The ROOT... arguments of ls, check and recover: each an existing folder (one line, exit code
 // 2, otherwise).
 inline std::vector<std::filesystem::path> report_roots(const std::vector<std::string>& given) {

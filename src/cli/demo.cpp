@@ -86,8 +86,7 @@ Action add_demo(CLI::App& app) {
         options->ranks_text.empty()
             ? 0
             : static_cast<int>(parse_whole_number(options->ranks_text, "--ranks", 1, 64));
-    DemoRun run = run_demo(
-        request, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+    DemoRun run = run_demo(request, tell_line);
     write_demo_page(run);
 
     if (options->json) {

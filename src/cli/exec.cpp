@@ -1,5 +1,4 @@
 // nsel exec: run one worker process, under nsys when it is selected, bare otherwise.
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,10 +59,7 @@ Action add_exec(CLI::App& app) {
     WorkerRequest request{options->worker,  options->output_dir,
                           options->capture, given_identity(*identity),
                           program,          environment_variable};
-    return run_worker(request, [](const std::string& line) {
-      std::fprintf(stderr, "%s\n", line.c_str());
-      std::fflush(stderr);  // before this process is replaced
-    });
+    return run_worker(request, tell_line);
   };
 }
 

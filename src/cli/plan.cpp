@@ -73,8 +73,8 @@ Action add_plan(CLI::App& app) {
         request.listed_rank = row;
         const WorkerLaunch preview = preview_worker(request, memo);
         // As nsel exec tells them: its notices, then the contract's log line.
-        for (const std::string& line : preview.notices) std::fprintf(stderr, "%s\n", line.c_str());
-        if (preview.profiled) std::fprintf(stderr, "%s\n", preview.plan.log_line().c_str());
+        for (const std::string& line : preview.notices) tell_line(line);
+        if (preview.profiled) tell_line(preview.plan.log_line());
         const GpuProbe* shown_probe = preview.probe ? &*preview.probe : nullptr;
         if (options->json) {
           std::printf(

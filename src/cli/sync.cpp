@@ -103,13 +103,11 @@ Action add_sync(CLI::App& app) {
     const std::string target =
         (settings.log_dir / "ray" / (settings.node.empty() ? "" : settings.node)).string();
     if (!options->quiet) {
-      std::fprintf(stderr, "nsel sync: %s -> %s%s\n", settings.source.c_str(), target.c_str(),
-                   settings.every.count() > 0 ? " (until ENDED)" : "");
+      tell_line("nsel sync: " + shown(settings.source.string()) + " -> " + shown(target) +
+                (settings.every.count() > 0 ? " (until ENDED)" : ""));
     }
     SyncObserver observer;
-    const auto say = [](const std::string& message) {
-      std::fprintf(stderr, "nsel sync: %s\n", message.c_str());
-    };
+    const auto say = [](const std::string& message) { tell_line("nsel sync: " + message); };
     observer.problem = say;
     observer.notice = say;
     const bool quiet = options->quiet;

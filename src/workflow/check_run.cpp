@@ -164,7 +164,15 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
     case ReportState::complete:
       break;
   }
-  if (!held) return c;  // the file is fine; its steps were not read
+  if (!held) {
+    // The file is fine; its steps were not read (nsel ls, check --files-only). A program killed
+    // by a signal may have died inside its window: that is said, never passed over.
+    if (signal) {
+      c.reason = killed_text(*signal, *c.exit_status) +
+                 ": whether inside its window only its steps tell (nsel check reads them)";
+    }
+    return c;
+  }
   c.steps = held->steps;
   c.cut_steps = held->cut;
   const std::vector<long long>* steps = &held->steps;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -219,6 +220,46 @@ TEST_F(HonestOutput, ControlCharactersInNamesAreEscapedInTextAndExactInJson) {
       << "the exact name, JSON-escaped";
   const std::string folder_json = nlohmann::json(folder.filename().string()).dump();
   EXPECT_NE(r.out.find(folder_json.substr(1, folder_json.size() - 2)), std::string::npos);
+}
+
+// The same names given on the command line, to the commands that told them raw before: the demo
+// (its --root in every line it told and printed), sync (its --src in its first line) and plan (a
+// worker name in its notices). None reaches the terminal raw or forges a line.
+TEST_F(HonestOutput, ControlCharactersInGivenFoldersAndWorkersNeverReachTheTerminalRaw) {
+  const fs::path folder = dir_ / "odd\nFORGED-FOLDER\x1b[31m";
+  fs::create_directories(folder / "ray");
+  const auto raw = [](const std::string& text) {
+    return std::any_of(text.begin(), text.end(), [](char c) {
+      const auto u = static_cast<unsigned char>(c);
+      return (u < 0x20 && c != '\n') || u == 0x7f;
+    });
+  };
+  const auto forged = [](const std::string& text) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("FORGED", 0) == 0) return true;
+    }
+    return false;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::map<std::string, std::string>>> runs =
+      {
+          {{"demo", "--steps", "3", "--work-ms", "20", "--root", (folder / "demo").string()}, {}},
+          {{"sync", "--src", (folder / "ray").string(), "--dest", (folder / "logs").string()}, {}},
+          {{"plan", "w\nFORGED\x1b[31m"},
+           {{"NRL_NSYS_WORKER_PATTERNS", "w*"},
+            {"NRL_NSYS_PROFILE_STEP_RANGE", "2:4"},
+            {"NSEL_PROFILE_RANKS", "0"}}},
+      };
+  for (const auto& [args, env] : runs) {
+    std::vector<std::string> argv = {kNsel};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = nsel::test::run(argv, env);
+    EXPECT_NE(r.out.size() + r.err.size(), 0u) << args.front();
+    EXPECT_FALSE(raw(r.out)) << args.front() << ":\n" << r.out;
+    EXPECT_FALSE(raw(r.err)) << args.front() << ":\n" << r.err;
+    EXPECT_FALSE(forged(r.out)) << args.front() << ":\n" << r.out;
+    EXPECT_FALSE(forged(r.err)) << args.front() << ":\n" << r.err;
+  }
 }
 
 // Two runs whose processes pair with nothing: said, with each side's keys, and --gate fails.

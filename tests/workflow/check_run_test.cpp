@@ -70,6 +70,17 @@ TEST_F(Judge, LaterStepsMissingAfterASignalWereKilled) {
             Verdict::killed_in_window);
 }
 
+// nsel ls and check --files-only read no steps: a killed program's report is said killed there
+// too (before, ls said "ok complete" where check said killed_in_window).
+TEST_F(Judge, AKilledProgramsReportIsSaidKilledWhereItsStepsAreNotRead) {
+  const auto c = nsel::judge_report(found_with(dir_, 137));
+  EXPECT_EQ(c.verdict, Verdict::ok);  // the file itself is complete
+  EXPECT_EQ(c.reason,
+            "killed by SIGKILL (exit status 137): whether inside its window only its steps tell "
+            "(nsel check reads them)");
+  EXPECT_EQ(nsel::judge_report(found_with(dir_, 0)).reason, "");
+}
+
 // A window may outlive the job (NRL_NSYS_PROFILE_STEP_RANGE=3:10 with 5 steps): a job that ended
 // cleanly after the last step it held is a normal run, and the verdict says where it ended.
 TEST_F(Judge, AJobEndingCleanlyInsideItsWindowIsOk) {
