@@ -46,6 +46,23 @@ std::size_t lines_in(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+// A control byte other than the newline: one that a terminal would act on.
+bool has_control(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\n') || u == 0x7f;
+  });
+}
+
+// A line that starts with what a hostile name put after its newline.
+bool forged_line(const std::string& text) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("nsel: FORGED", 0) == 0 || line.rfind("FORGED", 0) == 0) return true;
+  }
+  return false;
+}
+
 // A character device node made in `dir` (as root), else nullopt: the tests never touch the
 // system's own /dev nodes with an output path.
 std::optional<fs::path> make_device(const fs::path& dir, const std::string& name, unsigned minor) {
@@ -190,19 +207,6 @@ TEST_F(HonestOutput, ControlCharactersInNamesAreEscapedInTextAndExactInJson) {
   const fs::path folder = dir_ / "odd\nFORGED-FOLDER\x1b]0;title\x07";
   write_export(folder / "trainer_0.sqlite", 6, evil);
   write_export(folder / "trainer_1.sqlite", 6, evil);
-  const auto has_control = [](const std::string& text) {
-    return std::any_of(text.begin(), text.end(), [](char c) {
-      const auto u = static_cast<unsigned char>(c);
-      return (u < 0x20 && c != '\n') || u == 0x7f;
-    });
-  };
-  const auto forged_line = [](const std::string& text) {
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind("nsel: FORGED", 0) == 0 || line.rfind("FORGED-FOLDER", 0) == 0) return true;
-    }
-    return false;
-  };
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"report", "-q", folder.string()},
         std::vector<std::string>{"diff", "-q", folder.string(), folder.string()},
@@ -228,19 +232,6 @@ TEST_F(HonestOutput, ControlCharactersInNamesAreEscapedInTextAndExactInJson) {
 TEST_F(HonestOutput, ControlCharactersInGivenFoldersAndWorkersNeverReachTheTerminalRaw) {
   const fs::path folder = dir_ / "odd\nFORGED-FOLDER\x1b[31m";
   fs::create_directories(folder / "ray");
-  const auto raw = [](const std::string& text) {
-    return std::any_of(text.begin(), text.end(), [](char c) {
-      const auto u = static_cast<unsigned char>(c);
-      return (u < 0x20 && c != '\n') || u == 0x7f;
-    });
-  };
-  const auto forged = [](const std::string& text) {
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind("FORGED", 0) == 0) return true;
-    }
-    return false;
-  };
   const std::vector<std::pair<std::vector<std::string>, std::map<std::string, std::string>>> runs =
       {
           {{"demo", "--steps", "3", "--work-ms", "20", "--root", (folder / "demo").string()}, {}},
@@ -255,10 +246,10 @@ TEST_F(HonestOutput, ControlCharactersInGivenFoldersAndWorkersNeverReachTheTermi
     argv.insert(argv.end(), args.begin(), args.end());
     const auto r = nsel::test::run(argv, env);
     EXPECT_NE(r.out.size() + r.err.size(), 0u) << args.front();
-    EXPECT_FALSE(raw(r.out)) << args.front() << ":\n" << r.out;
-    EXPECT_FALSE(raw(r.err)) << args.front() << ":\n" << r.err;
-    EXPECT_FALSE(forged(r.out)) << args.front() << ":\n" << r.out;
-    EXPECT_FALSE(forged(r.err)) << args.front() << ":\n" << r.err;
+    EXPECT_FALSE(has_control(r.out)) << args.front() << ":\n" << r.out;
+    EXPECT_FALSE(has_control(r.err)) << args.front() << ":\n" << r.err;
+    EXPECT_FALSE(forged_line(r.out)) << args.front() << ":\n" << r.out;
+    EXPECT_FALSE(forged_line(r.err)) << args.front() << ":\n" << r.err;
   }
 }
 
