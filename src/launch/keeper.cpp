@@ -100,6 +100,9 @@ class Keeper {
       try {
         // nsys leads a group of its own (with its launcher), so the keeper can end that group
         // without ending itself.
+        // File times come from the kernel's coarse clock, a tick behind: 100 ms of slack.
+        nsys_started_ =
+            std::filesystem::file_time_type::clock::now() - std::chrono::milliseconds(100);
         nsys_ = spawn_process(command, environment, "", ChildOutput::inherit, true);
       } catch (const Error& e) {
         std::fprintf(stderr, "nsel: error: %s\n", e.what());
@@ -163,7 +166,7 @@ class Keeper {
       if (!nsys_code_ && reap_nsys()) {
         // Its agents serve nothing now, and a program still running waits in its NVTX calls
         // for as long as they live.
-        stop_nsys_agents(nsys_);
+        stop_nsys_agents(nsys_, nsys_started_);
       }
       if (start_turn_.held() &&
           (nsys_code_ || !program_groups_.empty() || Clock::now() >= start_turn_until_)) {
@@ -321,6 +324,7 @@ class Keeper {
   int control_fd_ = -1;
   int self_read_ = -1;
   pid_t nsys_ = 0;
+  std::filesystem::file_time_type nsys_started_;  // what its agents made since is theirs
   std::string nsys_folder_;
   std::optional<int> nsys_code_;  // once nsys has ended
   int stop_signal_ = 0;

@@ -56,7 +56,8 @@ class ReportEnvironment : public ::testing::Environment {
                  "--ranges", "40", "--work-us", "4000", "--slow-step", slow_step},
                 {});
         // An agent that outlives its session spins a core for minutes: end it.
-        nsel::stop_nsys_agents(r.pid);
+        nsel::stop_nsys_agents(
+            r.pid, std::filesystem::file_time_type::clock::now() - std::chrono::minutes(10));
         diagnostics += "exit " + std::to_string(r.exit_code) + ": " + r.out + r.err + "\n";
         // The report not seen before is this run's.
         for (const fs::path& f : nsel::test::files_in(fixture->dir)) {
