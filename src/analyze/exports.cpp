@@ -1,6 +1,7 @@
 #include "nsel/analyze/exports.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -138,7 +139,7 @@ fs::path default_export_cache_dir(const std::optional<std::string>& xdg_cache_ho
   if (xdg_cache_home && !xdg_cache_home->empty()) return fs::path(*xdg_cache_home) / "nsel/exports";
   if (home && !home->empty()) return fs::path(*home) / ".cache/nsel/exports";
   // Shared by every user: one folder each (prepare_export_cache refuses anyone else's).
-  return fs::temp_directory_path() / ("nsel-exports-" + std::to_string(::geteuid()));
+  return temporary_folder() / ("nsel-exports-" + std::to_string(::geteuid()));
 }
 
 ExportSettings export_settings_from(const EnvLookup& environment, const fs::path& cache_dir) {
@@ -359,6 +360,18 @@ ExportResult ensure_export(const fs::path& report, const ExportSettings& setting
       fs::rename(log, kept_log, kept);  // a rename replaces a link there, never follows it
       if (kept) fs::remove(log, ec);
       const std::string last = last_output_line(said);
+      const std::optional<int> signal = signal_of_exit_status(code);
+      if (signal && *signal != SIGTERM && *signal != SIGINT) {
+        // Killed from outside: a limit or the system, not the report. Said as such.
+        throw Error(quote(report.string()) + ": not exported: nsys " + nsys_version +
+                        " export was " + killed_text(code) +
+                        (*signal == SIGXFSZ ? ", a file-size limit (ulimit -f) below what the "
+                                              "export writes: raise it, or export elsewhere "
+                                              "(report --cache-dir)"
+                                            : std::string()) +
+                        "; the report itself was not judged",
+                    1);
+      }
       throw Error(quote(report.string()) + ": not a readable Nsight Systems report (nsys " +
                       nsys_version + " export " +
                       (code != 0 ? "exited with " + std::to_string(code)

@@ -103,11 +103,10 @@ NsysTrialAnswer try_nsys_options(const std::string& nsys, NsysOptions options) {
     answer.problem = "no 'true' program to try the options on";
     return answer;
   }
-  std::string scratch =
-      (fs::temp_directory_path() / "nsel-option-trial.XXXXXX").string();  // mkdtemp's template
+  const fs::path temporary = temporary_folder();
+  std::string scratch = (temporary / "nsel-option-trial.XXXXXX").string();  // mkdtemp's template
   if (mkdtemp(scratch.data()) == nullptr) {
-    answer.problem =
-        "cannot create a folder for the trial in " + fs::temp_directory_path().string();
+    answer.problem = "cannot create a folder for the trial in " + temporary.string();
     return answer;
   }
   for (const char* key : {"o", "output", "force-overwrite", "f"}) options.erase(key);

@@ -41,17 +41,4 @@ sigset_t stop_signal_set() {
   return set;
 }
 
-const char* signal_name(int signal_number) {
-  switch (signal_number) {
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGINT:
-      return "SIGINT";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return "a signal";
-  }
-}
-
 }  // namespace nsel

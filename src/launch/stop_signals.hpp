@@ -19,7 +19,4 @@ void install_signal_writer(int signal_number, struct sigaction* previous = nullp
 // kStopSignals as a set.
 sigset_t stop_signal_set();
 
-// "SIGTERM", "SIGINT", "SIGHUP", else "a signal".
-const char* signal_name(int signal_number);
-
 }  // namespace nsel

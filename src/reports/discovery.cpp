@@ -46,10 +46,7 @@ std::string_view to_string(ReportState state) {
 }
 
 std::vector<fs::path> default_report_roots() {
-  std::error_code ec;
-  fs::path temp = fs::temp_directory_path(ec);
-  if (ec) temp = "/tmp";
-  return {"/tmp/ray", temp / "nsel-demo"};
+  return {"/tmp/ray", temporary_folder_setting() / "nsel-demo"};
 }
 
 namespace {

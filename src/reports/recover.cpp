@@ -79,7 +79,7 @@ Recovery recover_qdstrm(const fs::path& qdstrm, const fs::path& importer, bool k
       "." + qdstrm.stem().string() + ".nsel-recover-" + std::to_string(::getpid());
   const fs::path work = qdstrm.parent_path() / (hidden + ".qdstrm");
   const fs::path produced = qdstrm.parent_path() / (hidden + ".nsys-rep");
-  const fs::path log = fs::temp_directory_path(ec) / (hidden.substr(1) + ".log");
+  const fs::path log = temporary_folder() / (hidden.substr(1) + ".log");
   const auto clean = [&] {
     std::error_code ignored;
     fs::remove(work, ignored);

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -243,11 +244,23 @@ std::optional<std::string> read_small_file(const fs::path& path) {
   return read_capped_file(path, kSmallFileCap).text;
 }
 
+fs::path temporary_folder_setting() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  return tmpdir != nullptr && *tmpdir != '\0' ? fs::path(tmpdir) : fs::path("/tmp");
+}
+
+fs::path temporary_folder() {
+  const fs::path folder = temporary_folder_setting();
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    throw Error(bad_value("TMPDIR", folder.string(), ec ? ec.message() : "not a folder",
+                          "a folder for temporary files, or TMPDIR unset (then /tmp)"));
+  }
+  return folder;
+}
+
 std::optional<fs::path> create_private_temporary_file(std::string_view prefix) {
-  std::error_code error;
-  const fs::path folder = fs::temp_directory_path(error);
-  if (error) return std::nullopt;
-  std::string name = (folder / (std::string(prefix) + ".XXXXXX")).string();
+  std::string name = (temporary_folder_setting() / (std::string(prefix) + ".XXXXXX")).string();
   const int fd = mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   ::close(fd);

@@ -504,4 +504,20 @@ std::string self_executable() {
   return path.string();
 }
 
+std::string signal_name(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(signal);
+}
+
+std::optional<int> signal_of_exit_status(std::optional<int> exit_status) {
+  if (!exit_status || *exit_status <= 128 || *exit_status > 128 + 64) return std::nullopt;
+  return *exit_status - 128;
+}
+
+std::string killed_text(int exit_status) {
+  const std::optional<int> signal = signal_of_exit_status(exit_status);
+  const std::string by = signal ? signal_name(*signal) : "a signal";
+  return "killed by " + by + " (exit status " + std::to_string(exit_status) + ")";
+}
+
 }  // namespace nsel

@@ -1,7 +1,5 @@
 #include "nsel/workflow/check_run.hpp"
 
-#include <string.h>
-
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -50,21 +48,6 @@ std::string steps_text(const std::vector<long long>& steps) {
     i = j + 1;
   }
   return text;
-}
-
-// A program killed by a signal exits 128 + the signal (as a shell reports it).
-std::optional<int> signal_of(const std::optional<int>& exit_status) {
-  if (!exit_status || *exit_status <= 128 || *exit_status > 128 + 64) return std::nullopt;
-  return *exit_status - 128;
-}
-
-std::string signal_text(int signal) {
-  const char* abbrev = sigabbrev_np(signal);
-  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(signal);
-}
-
-std::string killed_text(int signal, int exit_status) {
-  return "killed by " + signal_text(signal) + " (exit status " + std::to_string(exit_status) + ")";
 }
 
 }  // namespace
@@ -120,7 +103,7 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
   if (manifest) c.exit_status = manifest->exit_status;
   c.window_steps = steps_of_window(found.window);
   const std::string window = found.window.empty() ? "its window" : "its window " + found.window;
-  const std::optional<int> signal = signal_of(c.exit_status);
+  const std::optional<int> signal = signal_of_exit_status(c.exit_status);
   switch (found.state) {
     case ReportState::writing:
       c.verdict = Verdict::writing;
@@ -150,8 +133,7 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
         c.reason = "the program never started under nsys: " + found.reason;
       } else if (signal) {
         c.verdict = Verdict::killed_before_window;
-        c.reason =
-            "no report: " + killed_text(*signal, *c.exit_status) + " before " + window + " opened";
+        c.reason = "no report: " + killed_text(*c.exit_status) + " before " + window + " opened";
       } else if (c.exit_status == 0) {
         c.verdict = Verdict::window_not_reached;
         c.reason = "no report: the program ended (exit status 0) before " + window + " opened";
@@ -168,7 +150,7 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
     // The file is fine; its steps were not read (nsel ls, check --files-only). A program killed
     // by a signal may have died inside its window: that is said, never passed over.
     if (signal) {
-      c.reason = killed_text(*signal, *c.exit_status) +
+      c.reason = killed_text(*c.exit_status) +
                  ": whether inside its window only its steps tell (nsel check reads them)";
     }
     return c;
@@ -187,13 +169,13 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
                               "--capture-range=nvtx") != manifest->command.end();
     if (signal && !cut.empty()) {
       c.verdict = Verdict::killed_in_window;
-      c.reason = "holds no whole step: " + killed_text(*signal, *c.exit_status) +
-                 " inside its window: " + cut;
+      c.reason =
+          "holds no whole step: " + killed_text(*c.exit_status) + " inside its window: " + cut;
     } else if (signal) {
       // Seen with Nsight Systems 2022.4: a program killed inside its window leaves a report
       // without the NVTX ranges it had buffered, its finished steps included.
       c.verdict = Verdict::killed_in_window;
-      c.reason = "holds no step: " + killed_text(*signal, *c.exit_status) +
+      c.reason = "holds no step: " + killed_text(*c.exit_status) +
                  " inside its window, so the ranges it had recorded were lost";
     } else if (!cut.empty()) {
       c.verdict = Verdict::window_not_reached;
@@ -232,7 +214,7 @@ CheckedReport judge_report(const FoundReport& found, const std::optional<HeldSte
   const bool in_cut_step = std::binary_search(held->cut.begin(), held->cut.end(), lacking.front());
   if (signal) {
     c.verdict = Verdict::killed_in_window;
-    c.reason = holds + of + ": " + killed_text(*signal, *c.exit_status) +
+    c.reason = holds + of + ": " + killed_text(*c.exit_status) +
                (in_cut_step ? " in step " : " before step ") + std::to_string(lacking.front()) +
                and_cut;
   } else if (c.exit_status == 0 && stopped_after_last) {
@@ -262,7 +244,7 @@ bool stopped_by_signal(const fs::path& report) {
   fs::path as_report = report;
   if (report.extension() == ".sqlite") as_report.replace_extension(".nsys-rep");
   const std::optional<Manifest> manifest = manifest_describing(as_report);
-  return manifest && signal_of(manifest->exit_status).has_value();
+  return manifest && signal_of_exit_status(manifest->exit_status).has_value();
 }
 
 std::size_t RunCheck::count(Verdict verdict) const {
@@ -391,7 +373,7 @@ RunCheck check_run(const CheckRequest& request) {
           held.emplace();
           // Stopped by a signal: nsys closed at teardown the step the program was in.
           const std::optional<Manifest>& manifest = r.manifest_content;
-          const bool stopped = manifest && signal_of(manifest->exit_status).has_value();
+          const bool stopped = manifest && signal_of_exit_status(manifest->exit_status).has_value();
           for (const StepRange& s : read_step_ranges(file, stopped)) {
             (s.cut ? held->cut : held->steps).push_back(s.step);
           }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -310,11 +311,36 @@ void run_ray_job(const DemoRequest& request, const ProfileSettings& settings, co
 
 }  // namespace
 
-DemoRun run_demo(const DemoRequest& request, const std::function<void(const std::string&)>& tell) {
-  if (!request.root.empty() && fs::exists(request.root) && !fs::is_directory(request.root)) {
-    throw Error(bad_value("--root", request.root.string(), "not a folder",
-                          "a folder for the sessions (created if missing)"));
+namespace {
+
+// Where the demo's sessions go: --root, or <TMPDIR>/nsel-demo. Any path the system refuses (a
+// name past 255 bytes, a file in the way, a folder denied, a TMPDIR that is no folder) is one
+// line naming --root or TMPDIR, before anything is said or started.
+fs::path demo_root(const fs::path& given) {
+  if (given.empty()) return temporary_folder() / "nsel-demo";
+  constexpr std::string_view kExpected = "a folder for the sessions (created if missing)";
+  for (const fs::path& part : given) {
+    if (part.native().size() > NAME_MAX) {
+      throw Error(bad_value("--root", given.string(),
+                            "a folder name of " + std::to_string(part.native().size()) +
+                                " bytes, more than the " + std::to_string(NAME_MAX) +
+                                " a file system allows",
+                            kExpected));
+    }
   }
+  std::error_code ec;
+  const fs::file_status status = fs::status(given, ec);
+  if ((ec && ec != std::errc::no_such_file_or_directory) ||
+      (fs::exists(status) && !fs::is_directory(status))) {
+    throw Error(bad_value("--root", given.string(), ec ? ec.message() : "not a folder", kExpected));
+  }
+  return given;
+}
+
+}  // namespace
+
+DemoRun run_demo(const DemoRequest& request, const std::function<void(const std::string&)>& tell) {
+  const fs::path root = demo_root(request.root);
   default_selection(tell);
   if (request.ranks > 0) default_rank_filter(tell);
   // Fails here, before any folder or process exists, on any bad setting.
@@ -324,8 +350,6 @@ DemoRun run_demo(const DemoRequest& request, const std::function<void(const std:
   if (ExportSettings found = export_settings_from(environment_variable); !found.installs.empty()) {
     exports = std::move(found);
   }
-  const fs::path root =
-      request.root.empty() ? fs::temp_directory_path() / "nsel-demo" : request.root;
   DemoRun run;
   const int policy_ranks = request.ranks > 0 ? request.ranks : 2;
   run.slow_rank = policy_ranks > 1 ? policy_ranks - 1 : -1;

@@ -307,6 +307,22 @@ std::vector<Case> exec_and_flag_cases() {
        "--root='{dir}/file': not a folder; expected a folder for the sessions (created if "
        "missing)",
        "file"},
+      // A folder name no file system takes (before: "filesystem error: status: File name too
+      // long", exit 1), and a TMPDIR that is no folder for the default root (before:
+      // "filesystem error: temp_directory_path", exit 1).
+      {"DemoRootNameTooLong",
+       {"demo", "--root", "{dir}/" + std::string(256, 'a')},
+       {},
+       "--root='{dir}/" + std::string(256, 'a') +
+           "': a folder name of 256 bytes, more than the 255 a file system allows; expected a "
+           "folder for the sessions (created if missing)",
+       ""},
+      {"DemoTmpdirIsNoFolder",
+       {"demo", "--steps", "1"},
+       {{"TMPDIR", "{dir}/no-such-folder"}},
+       "TMPDIR='{dir}/no-such-folder': No such file or directory; expected a folder for temporary "
+       "files, or TMPDIR unset (then /tmp)",
+       ""},
       {"DemoWithProgram",
        {"demo", "--root", "{dir}/demo", "--", "/bin/true"},
        {},

@@ -53,6 +53,26 @@ TEST(HostileExports, TextWhereANumberBelongsFailsTheReportWithOneLine) {
   fs::remove_all(dir);
 }
 
+// An export killed by a file-size limit is named as such (before: "not a readable Nsight
+// Systems report (export exited with 153)", blaming the report).
+TEST(HostileExports, AnExportKilledByAFileSizeLimitIsNamed) {
+  NSEL_SKIP_WITHOUT_GPU_REPORTS(kReports);
+  const fs::path dir = nsel::test::make_temp_dir("fsize-export");
+  const fs::path report =
+      writable_copy(kReports / "ai-profiler-mnist/baseline_nvtx.nsys-rep", dir / "r.nsys-rep");
+  const auto r = run({"/usr/bin/prlimit", "--fsize=100000", "--", NSEL_BINARY, "report", "--quiet",
+                      report.string()},
+                     {});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("': not exported: nsys "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" export was killed by SIGXFSZ (exit status 153), a file-size limit "
+                       "(ulimit -f) below what the export writes"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("not a readable"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(HostileExports, AnEmptyFileOrAnotherDatabaseIsNotAnExport) {
   const fs::path dir = nsel::test::make_temp_dir("hostile-foreign");
   std::ofstream(dir / "empty.sqlite").flush();

@@ -65,6 +65,14 @@ inline constexpr std::size_t kSmallFileCap = 16 * 1024 * 1024;
 // read_capped_file(path, kSmallFileCap)'s text; nullopt when it cannot be read.
 std::optional<std::string> read_small_file(const std::filesystem::path& path);
 
+// The temporary folder as nsys and the C library's tools choose it: $TMPDIR when set and not
+// empty, else /tmp. Unchecked: where a helper such as nsys left its files.
+std::filesystem::path temporary_folder_setting();
+
+// The same, for nsel to write in: a TMPDIR that is not a folder is nsel::Error (exit code 2)
+// naming it, never the C++ library's "filesystem error" or a file made in the working folder.
+std::filesystem::path temporary_folder();
+
 // A new empty file only this user can read and write, "<prefix>.XXXXXX" in the temporary folder
 // (mkstemp); nullopt when none can be made there.
 std::optional<std::filesystem::path> create_private_temporary_file(std::string_view prefix);

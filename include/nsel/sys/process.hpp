@@ -117,6 +117,15 @@ class RemovedOnStop {
 int run_quietly_stoppable(const std::vector<std::string>& argv,
                           const std::filesystem::path& log = {});
 
+// A signal's name: "SIGKILL" for 9, "signal 70" where the system has none.
+std::string signal_name(int signal);
+
+// The signal that ended a program whose exit status a shell reports as 128 + N, or nullopt.
+std::optional<int> signal_of_exit_status(std::optional<int> exit_status);
+
+// "killed by SIGKILL (exit status 137)", for a status signal_of_exit_status reads as a signal.
+std::string killed_text(int exit_status);
+
 // The value of an environment variable of this process, or nullopt when it is unset.
 std::optional<std::string> environment_variable(std::string_view name);
 
