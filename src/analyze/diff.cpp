@@ -136,11 +136,18 @@ std::string few_steps_reason(std::size_t baseline, std::size_t candidate, std::s
   return "";
 }
 
-// The tested values are the steps both sides have; when they are too few, the reason names
-// the side whose own steps are too few, and only else the steps they share.
+// The tested values are the steps both sides have; when they are too few, the reason says that
+// the sides share no step number at all (`shared_steps` 0), else names the side whose own steps
+// are too few, and only else the steps they share.
 void explain_few_steps(Change& change, std::size_t baseline_steps, std::size_t candidate_steps,
-                       std::size_t needed) {
+                       std::size_t shared_steps, std::size_t needed) {
   if (change.reason.empty()) return;
+  if (shared_steps == 0 && baseline_steps > 0 && candidate_steps > 0) {
+    change.reason = "no step in common: the baseline has " + std::to_string(baseline_steps) +
+                    " steps and the candidate " + std::to_string(candidate_steps) +
+                    ", none with the same number";
+    return;
+  }
   change.reason = few_steps_reason(baseline_steps, candidate_steps, needed);
   if (change.reason.empty()) {
     change.reason = std::to_string(change.baseline_steps.count) + " steps in both runs, at least " +
@@ -329,7 +336,8 @@ Change job_change(const std::vector<Pairing>& pairs, const JobMetric& metric,
     for (const auto& [step, values] : pair.baseline_steps) baseline_numbers.insert(step);
     for (const auto& [step, values] : pair.candidate_steps) candidate_numbers.insert(step);
   }
-  explain_few_steps(out, baseline_numbers.size(), candidate_numbers.size(), options.min_steps);
+  explain_few_steps(out, baseline_numbers.size(), candidate_numbers.size(), step_numbers.size(),
+                    options.min_steps);
   return out;
 }
 
@@ -345,7 +353,7 @@ Change pair_change(const Pairing& pair, const JobMetric& metric, const DiffOptio
   }
   Change out = compare_step_values(b, c, options);
   explain_few_steps(out, pair.baseline_steps.size(), pair.candidate_steps.size(),
-                    options.min_steps);
+                    pair.paired_steps.size(), options.min_steps);
   return out;
 }
 
@@ -679,14 +687,39 @@ RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
   out.pairs = sorted_by_key(std::move(paired.pairs));
   out.unpaired = std::move(paired.unpaired);
   sort_unpaired(out.unpaired);
+  if (options.gate_percent) out.gate = judge_gate(out, *options.gate_percent);
   return out;
 }
 
-bool gate_fails(const RunDiff& diff, double percent) {
-  // Nothing compared is no evidence of "not slower".
-  if (diff.metrics.empty() || diff.pairs.empty()) return true;
+std::string_view gate_outcome_name(GateOutcome outcome) {
+  switch (outcome) {
+    case GateOutcome::passed:
+      return "passed";
+    case GateOutcome::regression:
+      return "regression";
+    case GateOutcome::no_evidence:
+      return "no_evidence";
+  }
+  return "no_evidence";
+}
+
+GateResult judge_gate(const RunDiff& diff, double percent) {
+  GateResult gate;
+  gate.percent = percent;
+  // Nothing measured is no evidence of "not slower": no process paired, no step in common, or
+  // too few steps to tell a change from the steps' spread.
+  if (diff.metrics.empty() || diff.pairs.empty() ||
+      diff.step_time().change.verdict == ChangeVerdict::inconclusive) {
+    gate.outcome = GateOutcome::no_evidence;
+    gate.reason = diff.metrics.empty() ? std::string("no step time was compared")
+                                       : diff.step_time().change.reason;
+    return gate;
+  }
   const Change& step = diff.step_time().change;
-  return step.verdict == ChangeVerdict::slower && step.change_percent > percent;
+  gate.outcome = step.verdict == ChangeVerdict::slower && step.change_percent > percent
+                     ? GateOutcome::regression
+                     : GateOutcome::passed;
+  return gate;
 }
 
 }  // namespace nsel

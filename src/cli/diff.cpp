@@ -94,10 +94,10 @@ int run_diff(const DiffCliOptions& options) {
   request.diff.min_steps =
       static_cast<std::size_t>(parse_whole_number(options.min_steps, "--min-steps", 2, 1'000'000));
   request.diff.pairing = parse_pairing_rule(options.pair_by, "--pair-by");
-  std::optional<double> gate;
   if (!options.gate.empty()) {
-    gate = parse_decimal(options.gate, "--gate", 0, 1e6,
-                         "a percentage >= 0, e.g. 5 (fail when the step time is slower by more)");
+    request.diff.gate_percent =
+        parse_decimal(options.gate, "--gate", 0, 1e6,
+                      "a percentage >= 0, e.g. 5 (fail when the step time is slower by more)");
   }
 
   std::optional<ReportsProgress> progress;
@@ -122,20 +122,17 @@ int run_diff(const DiffCliOptions& options) {
     std::fputs(render_diff_text(diff).c_str(), stdout);
   }
   if (!diff.baseline.failures.empty() || !diff.candidate.failures.empty()) return 1;
-  if (gate && diff.pairs.empty()) {
-    // Not a regression (3), and not a pass: nothing was compared.
-    std::fprintf(stderr, "nsel: error: --gate %s: %s; nothing was compared\n", options.gate.c_str(),
-                 diff.step_time().change.reason.c_str());
-    return 1;
-  }
-  if (gate && gate_fails(diff, *gate)) {
-    if (!options.quiet) {
-      std::fprintf(stderr,
-                   "nsel diff: gate failed: the step time is slower by %.1f %% (more than "
-                   "--gate %s %%) and the difference is beyond the steps' spread\n",
-                   diff.step_time().change.change_percent, options.gate.c_str());
-    }
-    return kGateExitCode;
+  if (!diff.gate) return 0;
+  switch (diff.gate->outcome) {
+    case GateOutcome::passed:
+      return 0;
+    case GateOutcome::no_evidence:
+      // Not a regression (3), and not a pass: nothing that could pass was measured.
+      std::fputs(render_gate_line(diff, options.gate).c_str(), stderr);
+      return 1;
+    case GateOutcome::regression:
+      if (!options.quiet) std::fputs(render_gate_line(diff, options.gate).c_str(), stderr);
+      return kGateExitCode;
   }
   return 0;
 }
@@ -163,8 +160,10 @@ Action add_diff(CLI::App& app) {
       "'inconclusive' with fewer than --min-steps steps in a run. Kernels and ranges: Welch's\n"
       "t-test on their instances' mean duration. See docs/diff.md.\n\n"
       "Exit code 0; 1 when a report could not be read (the rest is still compared), or when\n"
-      "--gate is given and no process could be paired; 2 for bad options; 3 when --gate is\n"
-      "given and the step time is slower, by the verdict, by more than its percentage.\n\n"
+      "--gate is given and the step time is inconclusive (no process paired, no step in\n"
+      "common, too few steps: a gate never passes on no evidence); 2 for bad options; 3 when\n"
+      "--gate is given and the step time is slower, by the verdict, by more than its\n"
+      "percentage.\n\n"
       "Examples:\n"
       "  nsel diff runs/baseline runs/bigger-buckets\n"
       "  nsel diff --gate 5 --html diff.html main/ pr/          # in CI: exit 3 on a regression\n"
@@ -186,7 +185,7 @@ Action add_diff(CLI::App& app) {
       ->type_name("FILE");
   sub->add_option("--gate", options->gate,
                   "exit 3 when the step time is slower by more than this percentage and the "
-                  "verdict says it is real")
+                  "verdict says it is real; exit 1 when the step time is inconclusive")
       ->type_name("PERCENT");
   sub->add_option("--alpha", options->alpha, "significance level of the tests")
       ->capture_default_str()

@@ -7,6 +7,7 @@
 #include "nsel/core/error.hpp"
 #include "nsel/render/diff.hpp"
 #include "nsel/sys/files.hpp"
+#include "render/formatted.hpp"
 #include "render/number_text.hpp"
 #include "render/plain_tables.hpp"
 #include "render/run_header.hpp"
@@ -382,7 +383,32 @@ nlohmann::json render_diff_json(const RunDiff& diff) {
           {"steps_only_in_baseline", diff.steps_only_in_baseline},
           {"steps_only_in_candidate", diff.steps_only_in_candidate},
           {"kernels", totals_json(diff.kernels, true)},
-          {"nvtx", totals_json(diff.nvtx, false)}};
+          {"nvtx", totals_json(diff.nvtx, false)},
+          {"gate", diff.gate ? nlohmann::json{{"percent", diff.gate->percent},
+                                              {"outcome",
+                                               std::string(gate_outcome_name(diff.gate->outcome))},
+                                              {"reason", diff.gate->reason.empty()
+                                                             ? nlohmann::json(nullptr)
+                                                             : nlohmann::json(diff.gate->reason)}}
+                             : nlohmann::json(nullptr)}};
+}
+
+std::string render_gate_line(const RunDiff& diff, const std::string& given) {
+  if (!diff.gate) return "";
+  const std::string gate = render_detail::shown(given);
+  switch (diff.gate->outcome) {
+    case GateOutcome::passed:
+      return "";
+    case GateOutcome::regression:
+      return render_detail::formatted(
+          "nsel diff: gate failed: the step time is slower by %.1f %% (more than --gate %s %%) "
+          "and the difference is beyond the steps' spread\n",
+          diff.step_time().change.change_percent, gate.c_str());
+    case GateOutcome::no_evidence:
+      return "nsel: error: --gate " + gate + ": " + render_detail::shown(diff.gate->reason) +
+             "; nothing was compared\n";
+  }
+  return "";
 }
 
 namespace {

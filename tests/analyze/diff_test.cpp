@@ -256,7 +256,7 @@ TEST(DiffVerdict, NoChangeBetweenTwoRunsOfTheSameSpread) {
   EXPECT_EQ(step.baseline_steps.count, 20u);  // one tested value per step
   EXPECT_EQ(step.baseline.count, 160u);       // every (rank, step)
   EXPECT_EQ(diff.steps.size(), 20u);
-  EXPECT_FALSE(nsel::gate_fails(diff, 0));
+  EXPECT_EQ(nsel::judge_gate(diff, 0).outcome, nsel::GateOutcome::passed);
   for (const auto& p : diff.pairs) EXPECT_EQ(p.paired_by, "identity");
 }
 
@@ -271,8 +271,8 @@ TEST(DiffVerdict, EveryStepTenPercentSlower) {
   EXPECT_NEAR(step.change_percent, 10, 1e-6);
   // The per-step medians lie within 97..103 ms and 106.7..113.3 ms: no overlap, U = 0.
   EXPECT_NEAR(step.p_value, 2 / choose(40, 20), 1e-20);
-  EXPECT_TRUE(nsel::gate_fails(diff, 5));
-  EXPECT_FALSE(nsel::gate_fails(diff, 15));
+  EXPECT_EQ(nsel::judge_gate(diff, 5).outcome, nsel::GateOutcome::regression);
+  EXPECT_EQ(nsel::judge_gate(diff, 15).outcome, nsel::GateOutcome::passed);
   for (const auto& p : diff.pairs) {
     EXPECT_EQ(p.step.verdict, ChangeVerdict::slower);
     EXPECT_FALSE(p.out_of_line) << p.key;
@@ -394,8 +394,9 @@ TEST(DiffPairing, NothingPairedIsSaidAndFailsTheGate) {
   EXPECT_EQ(diff.step_time().change.reason,
             "no process could be paired by worker,rank: the baseline has 'a rank 0', 'a rank 1', "
             "the candidate 'b rank 0', 'b rank 1'");
-  EXPECT_TRUE(nsel::gate_fails(diff, 5));
-  EXPECT_TRUE(nsel::gate_fails(diff, 1e6));
+  EXPECT_EQ(nsel::judge_gate(diff, 5).outcome, nsel::GateOutcome::no_evidence);
+  EXPECT_EQ(nsel::judge_gate(diff, 1e6).outcome, nsel::GateOutcome::no_evidence);
+  EXPECT_EQ(nsel::judge_gate(diff, 5).reason, diff.step_time().change.reason);
 }
 
 TEST(DiffPairing, NodeCountsOnlyWhenAsked) {
@@ -439,7 +440,10 @@ TEST(DiffVerdict, TooFewStepsIsInconclusiveWithTheReason) {
   EXPECT_EQ(three.step_time().change.reason, "3 steps in each run, at least 5 needed");
   EXPECT_EQ(three.step_time().change.p_value, 1);
   EXPECT_DOUBLE_EQ(three.step_time().change.change_percent, 100);
-  EXPECT_FALSE(nsel::gate_fails(three, 5));
+  // A gate never passes on no evidence (before, this one passed: exit 0 on 3 steps that were
+  // twice as slow).
+  EXPECT_EQ(nsel::judge_gate(three, 5).outcome, nsel::GateOutcome::no_evidence);
+  EXPECT_EQ(nsel::judge_gate(three, 5).reason, "3 steps in each run, at least 5 needed");
   EXPECT_EQ(three.pairs[0].step.verdict, ChangeVerdict::inconclusive);
 
   const nsel::RunDiff none = nsel::diff_runs(run_of({process("w", 0, 1, {})}),
@@ -453,6 +457,31 @@ TEST(DiffVerdict, TooFewStepsIsInconclusiveWithTheReason) {
   const nsel::RunDiff few = nsel::diff_runs(run_of({process("w", 0, 1, {1e8, 1e8, 1e8})}),
                                             run_of({process("w", 0, 2, {2e8, 2e8, 2e8})}), options);
   EXPECT_NE(few.step_time().change.verdict, ChangeVerdict::inconclusive);
+}
+
+// Two runs whose steps have no number in common: the reason says so (before: "2 steps in each
+// run, at least 5 needed", while no step was compared at all), and the gate saw no evidence.
+TEST(DiffVerdict, NoStepInCommonIsSaidAndNeverPassesTheGate) {
+  nsel::ProcessSummary later = process("w", 0, 2, {2e8, 2e8});
+  for (nsel::StepSummary& step : later.steps) step.step += 2;  // steps 3 and 4
+  nsel::DiffOptions options;
+  options.gate_percent = 5;
+  const nsel::RunDiff diff =
+      nsel::diff_runs(run_of({process("w", 0, 1, {1e8, 1e8})}), run_of({later}), options);
+  ASSERT_EQ(diff.pairs.size(), 1u);
+  EXPECT_TRUE(diff.steps.empty());
+  EXPECT_EQ(diff.step_time().change.verdict, ChangeVerdict::inconclusive);
+  const std::string reason =
+      "no step in common: the baseline has 2 steps and the candidate 2, none with the same number";
+  EXPECT_EQ(diff.step_time().change.reason, reason);
+  EXPECT_EQ(diff.pairs[0].step.reason, reason);
+  ASSERT_TRUE(diff.gate.has_value());
+  EXPECT_EQ(diff.gate->outcome, nsel::GateOutcome::no_evidence);
+  EXPECT_EQ(diff.gate->reason, reason);
+  EXPECT_EQ(diff.gate->percent, 5);
+  // Without --gate, no gate result.
+  EXPECT_FALSE(nsel::diff_runs(run_of({process("w", 0, 1, {1e8, 1e8})}), run_of({later}), {})
+                   .gate.has_value());
 }
 
 TEST(DiffMetrics, GpuMetricsAndRangesInOrder) {

@@ -277,4 +277,27 @@ TEST_F(HonestOutput, ADiffWithNothingPairedSaysSoAndNeverPassesTheGate) {
   EXPECT_EQ(r.err.rfind("nsel: error: --gate 5: no process could be paired", 0), 0u) << r.err;
 }
 
+// Too few steps to tell a change from the spread: the gate saw no evidence, so it fails with the
+// reason (before: exit 0, nothing on stderr, no gate in --json), and --json says so.
+TEST_F(HonestOutput, AGateOnTooFewStepsFailsWithTheReason) {
+  write_export(dir_ / "a" / "w_0.sqlite", 2);
+  write_export(dir_ / "b" / "w_0.sqlite", 2);
+  const std::string a = (dir_ / "a").string();
+  const std::string b = (dir_ / "b").string();
+  auto r = nsel::test::run({kNsel, "diff", "-q", "--gate", "5", a, b}, {});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err,
+            "nsel: error: --gate 5: 2 steps in each run, at least 5 needed; nothing was "
+            "compared\n");
+  r = nsel::test::run({kNsel, "diff", "-q", "--json", "--gate", "5", a, b}, {});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const nlohmann::json gate = nlohmann::json::parse(r.out)["gate"];
+  EXPECT_EQ(gate["outcome"], "no_evidence") << r.out;
+  EXPECT_EQ(gate["percent"], 5);
+  EXPECT_EQ(gate["reason"], "2 steps in each run, at least 5 needed");
+  r = nsel::test::run({kNsel, "diff", "-q", "--json", a, b}, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["gate"].is_null());
+}
+
 }  // namespace

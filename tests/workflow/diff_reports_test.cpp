@@ -88,8 +88,8 @@ TEST(DiffReports, ComparesBothRunsTellsInOrderAndWritesTheFiles) {
   }
   EXPECT_EQ(diff.step_time().change.verdict, nsel::ChangeVerdict::slower);
   EXPECT_DOUBLE_EQ(diff.step_time().change.change_percent, 10.0);
-  EXPECT_TRUE(nsel::gate_fails(diff, 5));
-  EXPECT_FALSE(nsel::gate_fails(diff, 10));
+  EXPECT_EQ(nsel::judge_gate(diff, 5).outcome, nsel::GateOutcome::regression);
+  EXPECT_EQ(nsel::judge_gate(diff, 10).outcome, nsel::GateOutcome::passed);
   fs::remove_all(dir);
 }
 

@@ -39,10 +39,26 @@ struct DiffOptions {
   double alpha = 0.01;            // significance level of the two-sided test
   double min_change_percent = 1;  // a smaller change of the medians is "unchanged"
   std::size_t min_steps = 5;      // fewer per-step values on a side: "inconclusive"
+  // --gate PERCENT: the diff carries the gate's result (RunDiff::gate).
+  std::optional<double> gate_percent;
 };
 
 enum class ChangeVerdict { faster, slower, unchanged, inconclusive };
 std::string_view verdict_name(ChangeVerdict verdict);  // "faster", "slower", ...
+
+// What `nsel diff --gate PERCENT` says: exit 0, 3 or 1.
+enum class GateOutcome {
+  passed,       // the step time was measured and is not slower by more than the percent
+  regression,   // slower, beyond the steps' spread, by more than the percent
+  no_evidence,  // the step time is inconclusive: nothing that could pass was measured
+};
+std::string_view gate_outcome_name(GateOutcome outcome);  // "passed", "regression", "no_evidence"
+
+struct GateResult {
+  double percent = 0;
+  GateOutcome outcome = GateOutcome::no_evidence;
+  std::string reason;  // no_evidence: why (the step time's reason)
+};
 
 // The spread of one side's values (nanoseconds).
 struct Distribution {
@@ -157,6 +173,7 @@ struct RunDiff {
   std::vector<TotalsDiff> kernels;  // by |total change| in time, largest first
   std::vector<TotalsDiff> nvtx;     // every NVTX range name, the same order
   const MetricDiff& step_time() const { return metrics.front(); }
+  std::optional<GateResult> gate;  // with DiffOptions::gate_percent
 };
 
 // Compares two summarised runs. Processes that cannot be paired are listed in `unpaired`,
@@ -165,8 +182,10 @@ struct RunDiff {
 RunDiff diff_runs(const ReportSet& baseline, const ReportSet& candidate,
                   const DiffOptions& options);
 
-// --gate PERCENT: the step time is slower, by the verdict, and by more than `percent`; or no
-// process could be paired, so that nothing was compared (a gate never passes on no evidence).
-bool gate_fails(const RunDiff& diff, double percent);
+// --gate PERCENT: the step time slower, by the verdict, and by more than `percent`, is a
+// regression; a gate never passes on no evidence, so an inconclusive step time (no process
+// paired, no step in common, too few steps) is no_evidence, with its reason. diff_runs judges it
+// when DiffOptions::gate_percent is set.
+GateResult judge_gate(const RunDiff& diff, double percent);
 
 }  // namespace nsel

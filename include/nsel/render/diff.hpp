@@ -17,6 +17,10 @@ inline constexpr const char* kDiffJsonSchema = "nsel.diff/1";
 // Readable on a 64-rank run: the verdict first, then the metrics, the out-of-line ranks (every
 // rank only when there are few), the top kernels and ranges by change, and the unpaired ones.
 std::string render_diff_text(const RunDiff& diff);
+
+// The line --gate gives on stderr (`given`: PERCENT as the user wrote it): a regression's, or the
+// error of a gate that saw no evidence; "" when it passed or was not asked.
+std::string render_gate_line(const RunDiff& diff, const std::string& given);
 nlohmann::json render_diff_json(const RunDiff& diff);
 // What `nsel diff --json` prints: render_diff_json's document with "schema" moved first, the
 // other keys in their sorted order.
