@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
   if (const char* record = std::getenv(std::string(nsel::kStepRecordVariable).c_str())) {
     const int fd = ::open(record, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0) {
-      const std::string line = std::string(nsel::kStepRecordBegan) + "\n";
+      const std::string line = std::string(nsel::kStepRecordBegan) + "\n" +
+                               std::string(nsel::kStepRecordPid) + " " +
+                               std::to_string(::getpid()) + "\n";
       const ssize_t written = ::write(fd, line.data(), line.size());
       (void)written;
       ::close(fd);

@@ -8,12 +8,14 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -183,6 +185,7 @@ struct ManifestRecorder::State {
   fs::path nsys_report;   // where nsys writes the report (the hidden name, when it is renamed)
   bool claim_failed = false;
   std::uintmax_t report_bytes = 0;      // the report's expected size, to tell a full disk
+  std::mutex record_mutex;              // step_record is set while the watcher looks
   std::optional<fs::path> step_record;  // what the program's step control told (kStepRecord*)
   std::string nsys_version;             // for the failure of nsys, when known
   pid_t watch_root = 0;                 // the program descends from it (nsys, or this process)
@@ -241,8 +244,7 @@ struct ManifestRecorder::State {
   // names this run's -o value and pid.
   // nsys opens it only once the program has ended, so it is looked for after nsys has exited.
   std::optional<fs::path> find_left_capture() const {
-    const char* tmpdir = std::getenv("TMPDIR");
-    const fs::path folder = tmpdir != nullptr && *tmpdir != '\0' ? fs::path(tmpdir) : "/tmp";
+    const fs::path folder = temporary_folder_setting();
     const std::string pid_mark = "pid_" + std::to_string(manifest.pid) + "_std";
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(folder, ec)) {
@@ -273,12 +275,44 @@ struct ManifestRecorder::State {
     return std::nullopt;
   }
 
+  // The program's pid as nsel's step nsel-as-started told it, just before it became the program
+  // (kStepRecordPid): the pid nsys names its report for, even when the program forks its work
+  // and exits at once (its children are not the program).
+  std::optional<long long> told_pid() {
+    std::optional<fs::path> record;
+    {
+      const std::lock_guard lock(record_mutex);
+      record = step_record;
+    }
+    if (!record) return std::nullopt;
+    const std::string told = read_small_file(*record).value_or("");
+    const std::string mark = std::string(kStepRecordPid) + " ";
+    for (std::size_t begin = 0; begin < told.size();) {
+      std::size_t end = told.find('\n', begin);
+      if (end == std::string::npos) end = told.size();
+      const std::string_view line = std::string_view(told).substr(begin, end - begin);
+      if (line.starts_with(mark)) {
+        long long pid = 0;
+        const std::string_view digits = line.substr(mark.size());
+        const auto [at, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+        if (ec == std::errc() && at == digits.data() + digits.size() && pid > 0) return pid;
+      }
+      begin = end + 1;
+    }
+    return std::nullopt;
+  }
+
   void watch() {
     const auto watching = std::chrono::steady_clock::now();
     while (!stop.load()) {
-      // Judged by name alone: the manifest's command need not start with nsys.
+      if (const auto told = told_pid()) {
+        adopt_pid(*told);
+        return;
+      }
+      // Judged by name alone: the manifest's command need not start with nsys. The step may
+      // have told the pid since the record was read: its word wins over a process found.
       if (const auto pid = find_profiled_program(watch_root, "")) {
-        adopt_pid(*pid);
+        adopt_pid(told_pid().value_or(*pid));
         return;
       }
       // Quick at first (the program starts within a second), then gentle.
@@ -419,6 +453,9 @@ std::string ManifestRecorder::finish(int exit_status, bool stop_timed_out) noexc
     state_->stop = true;
     if (state_->watcher.joinable()) state_->watcher.join();
     Manifest& m = state_->manifest;
+    if (m.pid == 0) {
+      if (const auto told = state_->told_pid()) state_->adopt_pid(*told);
+    }
     if (m.pid == 0) state_->adopt_pid_from_files();
     m.end_time = utc_timestamp_now();
     m.exit_status = exit_status;
@@ -540,6 +577,7 @@ bool ManifestRecorder::abandon_unstarted() noexcept {
 }
 
 void ManifestRecorder::read_step_record(std::filesystem::path record, std::string nsys_version) {
+  const std::lock_guard lock(state_->record_mutex);
   state_->step_record = std::move(record);
   state_->nsys_version = std::move(nsys_version);
 }

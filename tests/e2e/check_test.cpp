@@ -468,6 +468,62 @@ TEST(CheckWindow, AJobEndingCleanlyInsideItsWindowIsOk) {
   fs::remove_all(root);
 }
 
+// `nsel exec` of `sh -c SCRIPT` as the worker, window 2:4, captured by an NVTX range.
+nsel::test::RunResult exec_shell(const fs::path& root, const std::string& script) {
+  auto env = profile_env("2:4");
+  env["NSEL_CAPTURE"] = "nvtx";
+  return run({kNsel, "exec", "--worker", "dtensor_policy_worker", "--output-dir", root.string(),
+              "--", "/bin/sh", "-c", script},
+             env);
+}
+
+// A program that ends before its window opens started all the same: window_not_reached, with
+// its manifest under its real name (before: never_started, the manifest left under its hidden
+// pending name, because nobody saw the short program's pid).
+TEST(CheckWindow, AProgramEndingBeforeItsWindowIsWindowNotReachedUnderItsName) {
+  const fs::path root = make_temp_dir("check-before-window");
+  const auto exec = exec_shell(root, "exit 0");
+  EXPECT_EQ(exec.exit_code, 0) << exec.err;
+  std::vector<std::string> manifests;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    if (entry.path().string().ends_with(".nsel.json")) {
+      manifests.push_back(entry.path().filename().string());
+    }
+  }
+  ASSERT_EQ(manifests.size(), 1u);
+  EXPECT_TRUE(manifests[0].starts_with("dtensor_policy_worker_2:4_")) << manifests[0];
+  const json check = check_json({root.string()}, 1);
+  const json& r = only_report(check);
+  EXPECT_EQ(r["verdict"], "window_not_reached") << check.dump(2);
+  EXPECT_EQ(r["reason"],
+            "no report: the program ended (exit status 0) before its window 2:4 opened at step 2");
+  fs::remove_all(root);
+}
+
+// A program that forks its work and exits at once: nsys names the report for the program's own
+// pid (the shell's), which the manifest now names, so the report gets its contract name and
+// check says ok (before, with nsys 2022.4: the child's pid in the manifest, the report left
+// under its hidden name, "nsys_failed", exit 1).
+TEST(CheckWindow, AProgramThatForksItsWorkAndExitsKeepsItsReport) {
+  const fs::path root = make_temp_dir("check-forks");
+  const auto exec = exec_shell(root, "'" + kWorker + "' --steps 5 --work-ms 100 & exit 0");
+  ASSERT_EQ(exec.exit_code, 0) << exec.err;
+  const auto reports = nsel::test::reports_in(root);
+  ASSERT_EQ(reports.size(), 1u) << exec.err;
+  EXPECT_TRUE(reports[0].filename().string().starts_with("dtensor_policy_worker_2:4_"))
+      << reports[0];
+  if (nsel::test::exported_steps(reports[0]).empty()) {
+    // nsys 2022.4 now and then writes a report without any NVTX event (see above).
+    EXPECT_EQ(only_report(check_json({root.string()}, 1))["verdict"], "lost_steps");
+    fs::remove_all(root);
+    return;
+  }
+  const json check = check_json({root.string()}, 0);
+  EXPECT_EQ(only_report(check)["verdict"], "ok") << check.dump(2);
+  EXPECT_EQ(only_report(check)["steps"], json::array({2, 3})) << check.dump(2);
+  fs::remove_all(root);
+}
+
 TEST(CheckWindow, DemoPassesWhenItsWindowOutlivesTheJob) {
   const fs::path temp = make_temp_dir("check-demo-outlived");
   const auto demo =

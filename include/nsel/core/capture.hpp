@@ -27,6 +27,9 @@ inline constexpr std::string_view kStepRecordOpened = "opened";
 // Appended by nsel's step nsel-as-started just before it executes the program: without it, the
 // program has not begun, and nsys may be started again (nothing of the program is lost).
 inline constexpr std::string_view kStepRecordBegan = "began";
+// With it, "pid <n>": the program's process id (the step becomes the program in the same
+// process), which nsys names the report for, even for a program that forks its work and exits.
+inline constexpr std::string_view kStepRecordPid = "pid";
 // The NVTX range the step controller opens for the window in nvtx mode.
 inline constexpr std::string_view kNvtxCaptureRange = "nsel_capture";
 
