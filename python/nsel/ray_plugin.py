@@ -57,8 +57,6 @@ class NselPlugin(RuntimeEnvPlugin):
                 f"runtime_env[{PLUGIN_FIELD!r}]={config!r}: expected "
                 "{'worker': NAME, 'env': {VARIABLE: value}}, as nsel.plugin_runtime_env(NAME) gives"
             )
-        if not config["worker"]:
-            raise ValueError(f"runtime_env[{PLUGIN_FIELD!r}]['worker']='': expected a worker name")
         env = config.get("env", {})
         if not isinstance(env, dict) or any(
             name not in _FORWARDED or not isinstance(value, str) for name, value in env.items()
@@ -67,18 +65,16 @@ class NselPlugin(RuntimeEnvPlugin):
                 f"runtime_env[{PLUGIN_FIELD!r}]['env']={env!r}: expected string values for "
                 f"{', '.join(sorted(_FORWARDED))} only"
             )
-        for key in ("rank", "local_rank"):
-            value = config.get(key)
-            if value is not None and (type(value) is not int or value < 0):
-                raise ValueError(
-                    f"runtime_env[{PLUGIN_FIELD!r}][{key!r}]={value!r}: expected a whole "
-                    "number >= 0"
-                )
         node = config.get("node")
-        if node is not None and (not isinstance(node, str) or not node):
+        if node is not None and not isinstance(node, str):
             raise ValueError(
                 f"runtime_env[{PLUGIN_FIELD!r}]['node']={node!r}: expected the actor's node name"
             )
+        # The driver's rule for the worker, rank, local rank and node (nsel.Error is a ValueError).
+        try:
+            _nsel.check_actor(config["worker"], config.get("rank"), config.get("local_rank"), node)
+        except _nsel.Error as error:
+            raise _nsel.Error(f"runtime_env[{PLUGIN_FIELD!r}]: {error}") from None
         if runtime_env_dict.get("_nsight") or runtime_env_dict.get("nsight"):
             raise ValueError(
                 f"runtime_env has both 'nsight' and {PLUGIN_FIELD!r}: the worker would run under "

@@ -74,25 +74,63 @@ class WindowRule {
   nsel::StepController controller_;
 };
 
+// Python's int alone: True is not rank 1 (bool is a subclass of int), and a float or a string is
+// no whole number. Anything else is nsel.Error naming the argument, with its repr.
+std::string whole_number_text(nb::handle value, std::string_view name, std::string_view expected) {
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
+    throw nsel::Error(nsel::bad_value(
+        name, nb::cast<std::string>(nb::repr(value)),
+        std::string("a ") + Py_TYPE(value.ptr())->tp_name + ", not a whole number", expected));
+  }
+  return nb::cast<std::string>(nb::str(value));
+}
+
+// A rank argument (None: not given), by --rank's rule: a value past what a rank can be is "too
+// large", never the binding's TypeError.
+std::optional<long long> rank_argument(nb::handle value, std::string_view name) {
+  if (value.is_none()) return std::nullopt;
+  return nsel::parse_rank(whole_number_text(value, name, "a whole number >= 0, for example '3'"),
+                          name);
+}
+
+// A step number: any whole number a long long holds.
+long long step_number_argument(nb::handle value) {
+  constexpr std::string_view kExpected =
+      "a whole number from -9223372036854775808 to 9223372036854775807";
+  const std::string text = whole_number_text(value, "number", kExpected);
+  int overflow = 0;
+  const long long number = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow != 0) {
+    throw nsel::Error(nsel::bad_value("number", text, "out of range", kExpected));
+  }
+  return number;
+}
+
+// A node name argument: not empty, and no NUL byte (no command line can carry one).
+std::optional<std::string> node_argument(const std::optional<std::string>& node) {
+  if (!node) return std::nullopt;
+  constexpr std::string_view kExpected =
+      "the actor's node name as NSEL_PROFILE_NODES patterns see it, for example 'node07'";
+  if (node->empty())
+    throw nsel::Error(nsel::bad_value("node", *node, "empty node name", kExpected));
+  if (node->find('\0') != std::string::npos) {
+    throw nsel::Error(nsel::bad_value("node", *node, "holds a NUL byte", kExpected));
+  }
+  return node;
+}
+
 // The rank, local rank and node a caller gives (None: not given), checked as nsel checks the
-// flags of `nsel exec`, and named after the keyword arguments in messages.
-nsel::IdentityOverrides given_identity(std::optional<long long> rank,
-                                       std::optional<long long> local_rank,
-                                       std::optional<std::string> node) {
+// flags of `nsel exec`, and named after the keyword arguments in messages. The plugin's
+// validate() checks an actor's entry by the same rule (check_actor).
+nsel::IdentityOverrides given_identity(nb::handle rank, nb::handle local_rank,
+                                       const std::optional<std::string>& node) {
   nsel::IdentityOverrides given;
   given.rank_source = "the rank argument";
   given.local_rank_source = "the local_rank argument";
   given.node_source = "the node argument";
-  if (rank) given.rank = nsel::parse_rank(std::to_string(*rank), "rank");
-  if (local_rank) given.local_rank = nsel::parse_rank(std::to_string(*local_rank), "local_rank");
-  if (node) {
-    if (node->empty()) {
-      throw nsel::Error(nsel::bad_value("node", *node, "empty node name",
-                                        "the actor's node name as NSEL_PROFILE_NODES patterns see "
-                                        "it, for example 'node07'"));
-    }
-    given.node = node;
-  }
+  given.rank = rank_argument(rank, "rank");
+  given.local_rank = rank_argument(local_rank, "local_rank");
+  given.node = node_argument(node);
   return given;
 }
 
@@ -165,11 +203,15 @@ NB_MODULE(_nsel, m) {
 
   m.def(
       "step",
-      [](long long number) {
-        nsel_step_begin(number);
+      [](nb::handle argument) {
+        const long long number = step_number_argument(argument);
+        {
+          const nb::gil_scoped_release released;  // the step may wait for nsys
+          nsel_step_begin(number);
+        }
         return Step(number);
       },
-      nb::arg("number"), nb::call_guard<nb::gil_scoped_release>(),
+      nb::arg("number"),
       "Begins step `number` (1-based): opens capture at the first step inside the window and "
       "closes "
       "it at the first step outside (NeMo RL's rule; a resumed job captures from its first step "
@@ -181,16 +223,21 @@ NB_MODULE(_nsel, m) {
       "captured (it opens capture at the first step inside a window and closes it at the first "
       "step outside, as NeMo RL does). Captures nothing; for checking a loop's steps.")
       .def(nb::init<std::string_view>(), nb::arg("step_range"))
-      .def("step", &WindowRule::step, nb::arg("number"),
-           "Begins step `number`; True when capture is then open.")
+      .def(
+          "step",
+          [](WindowRule& rule, nb::handle number) {
+            return rule.step(step_number_argument(number));
+          },
+          nb::arg("number"), "Begins step `number`; True when capture is then open.")
       .def_prop_ro("capturing", &WindowRule::capturing)
       .def_prop_ro("captures", &WindowRule::captures,
                    "Captures opened so far, empty ones included (reports nsys would write).")
       .def("finish", &WindowRule::finish, "Closes capture, as process exit does.");
   m.def(
       "init_worker",
-      [](const std::string& worker, std::optional<long long> rank,
-         std::optional<long long> local_rank, std::optional<std::string> node) {
+      [](const std::string& worker, nb::handle rank, nb::handle local_rank,
+         std::optional<std::string> node) {
+        nsel::parse_worker_name(worker, "worker");
         return nsel::init_worker(worker, given_identity(rank, local_rank, node));
       },
       nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
@@ -210,9 +257,8 @@ NB_MODULE(_nsel, m) {
 
   m.def(
       "plan_dict",
-      [](const std::string& worker, const std::string& output_dir, bool probe_node,
-         std::optional<long long> rank, std::optional<long long> local_rank,
-         std::optional<std::string> node) {
+      [](const std::string& worker, const std::string& output_dir, bool probe_node, nb::handle rank,
+         nb::handle local_rank, std::optional<std::string> node) {
         return launch_to_dict(
             preview_here(worker, output_dir, probe_node, given_identity(rank, local_rank, node)));
       },
@@ -222,8 +268,8 @@ NB_MODULE(_nsel, m) {
       "What `nsel plan --json` says about `worker`, from this process's environment.");
   m.def(
       "nsight_options",
-      [](const std::string& worker, std::optional<long long> rank,
-         std::optional<long long> local_rank, std::optional<std::string> node) {
+      [](const std::string& worker, nb::handle rank, nb::handle local_rank,
+         std::optional<std::string> node) {
         const nsel::WorkerLaunch launch =
             preview_here(worker, "", true, given_identity(rank, local_rank, node),
                          nsel::ActorPlanning::nsight_field);
@@ -233,8 +279,8 @@ NB_MODULE(_nsel, m) {
       nb::arg("node") = nb::none());
   m.def(
       "plugin_plan",
-      [](const std::string& worker, std::optional<long long> rank,
-         std::optional<long long> local_rank, std::optional<std::string> node) {
+      [](const std::string& worker, nb::handle rank, nb::handle local_rank,
+         std::optional<std::string> node) {
         return launch_to_dict(preview_here(worker, "", false,
                                            given_identity(rank, local_rank, node),
                                            nsel::ActorPlanning::plugin));
@@ -245,9 +291,8 @@ NB_MODULE(_nsel, m) {
   m.def(
       "plugin_executable",
       [](std::string_view nsel_binary, std::string_view worker, std::string_view output_dir,
-         std::string_view py_executable, const std::vector<std::string>& variables,
-         std::optional<long long> rank, std::optional<long long> local_rank,
-         std::optional<std::string> node) {
+         std::string_view py_executable, const std::vector<std::string>& variables, nb::handle rank,
+         nb::handle local_rank, std::optional<std::string> node) {
         return nsel::ray_plugin_executable(nsel_binary, worker, output_dir, py_executable,
                                            variables, given_identity(rank, local_rank, node));
       },
@@ -255,15 +300,27 @@ NB_MODULE(_nsel, m) {
       nb::arg("environment") = std::vector<std::string>(), nb::arg("rank") = nb::none(),
       nb::arg("local_rank") = nb::none(), nb::arg("node") = nb::none());
   m.def(
+      "check_actor",
+      [](const std::string& worker, nb::handle rank, nb::handle local_rank,
+         std::optional<std::string> node) {
+        nsel::parse_worker_name(worker, "worker");
+        given_identity(rank, local_rank, node);
+      },
+      nb::arg("worker"), nb::arg("rank") = nb::none(), nb::arg("local_rank") = nb::none(),
+      nb::arg("node") = nb::none(),
+      "Raises nsel.Error where the driver's helpers would refuse an actor's worker name, rank, "
+      "local rank or node: the plugin checks an entry by the same rule.");
+  m.def(
       "plugin_preflight",
       [](const std::string& worker, const std::map<std::string, std::string>& variables,
-         std::optional<long long> rank, std::optional<long long> local_rank,
-         std::optional<std::string> node, const std::string& program) {
+         nb::handle rank, nb::handle local_rank, std::optional<std::string> node,
+         const std::string& program) {
         nsel::WorkerRequest request;
         request.worker = worker;
-        if (rank) request.identity.rank = std::to_string(*rank);
-        if (local_rank) request.identity.local_rank = std::to_string(*local_rank);
-        request.identity.node = node;
+        const nsel::IdentityOverrides given = given_identity(rank, local_rank, node);
+        if (given.rank) request.identity.rank = std::to_string(*given.rank);
+        if (given.local_rank) request.identity.local_rank = std::to_string(*given.local_rank);
+        request.identity.node = given.node;
         request.program = {program};
         request.environment = [&variables](std::string_view name) -> std::optional<std::string> {
           const auto found = variables.find(std::string(name));

@@ -105,8 +105,9 @@ def test_the_plugin_passes_the_identity_to_nsel_exec(env):
                                    config["local_rank"], config["node"])
     assert shlex.split(line) == ["nsel", "exec", f"--worker={WORKER}", "--output-dir=/out",
                                  "--rank=1", "--local-rank=0", "--node=node 7", "--", "python"]
-    for key, value in (("rank", -1), ("rank", "1"), ("local_rank", True), ("node", "")):
-        with pytest.raises(ValueError, match=rf"\['{key}'\]="):
+    for key, value in (("rank", -1), ("rank", "1"), ("local_rank", True), ("node", ""),
+                       ("rank", 2**63), ("worker", "w\x00x"), ("worker", ""), ("node", "n\x00")):
+        with pytest.raises(ValueError, match=rf"^runtime_env\['nsel'\]: {key}="):
             ray_plugin.NselPlugin.validate({"nsel": dict(config, **{key: value})})
 
 
@@ -165,3 +166,33 @@ def test_an_option_nsys_does_not_know_is_refused_by_both_plans(env):
     with pytest.raises(nsel.Error) as refused:
         nsel.plan(WORKER)
     assert f"nsel: error: {refused.value}" == done.stderr.strip()
+
+
+def test_nul_bool_and_out_of_range_values_are_refused_by_one_rule(env):
+    """The driver's helpers, init_worker and the step API refuse what the plugin refuses, with
+    nsel.Error naming the argument (before: a NUL went into the command line, rank=True was rank 1
+    for the driver but refused by the plugin inside Ray, and 2**63 gave the binding's TypeError)."""
+    expected_rank = "expected a whole number >= 0, for example '3'"
+    for way in (nsel.nsight_runtime_env, nsel.plugin_runtime_env, nsel.plan, nsel.init_worker):
+        for arguments, message in (
+                ({"rank": True}, f"rank='True': a bool, not a whole number; {expected_rank}"),
+                ({"local_rank": 1.0}, f"local_rank='1.0': a float, not a whole number; "
+                                      f"{expected_rank}"),
+                ({"rank": 2**63}, f"rank='{2**63}': too large; {expected_rank}"),
+                ({"node": "n\x00"}, "node='n\\x00': holds a NUL byte; expected the actor's "
+                                    "node name as NSEL_PROFILE_NODES patterns see it, for "
+                                    "example 'node07'")):
+            with pytest.raises(nsel.Error) as raised:
+                way(WORKER, **arguments)
+            assert str(raised.value) == message, way.__name__
+        with pytest.raises(nsel.Error) as raised:
+            way("w\x00x")
+        assert str(raised.value).startswith("worker='w\\x00x': holds a NUL byte"), way.__name__
+    for number in (2**63, -2**63 - 1):
+        with pytest.raises(nsel.Error, match=r"^number='-?\d+': out of range; expected a whole "):
+            nsel.step(number)
+        with pytest.raises(nsel.Error, match=r"^number="):
+            nsel.WindowRule("1:3").step(number)
+    with pytest.raises(nsel.Error, match=r"^number='True': a bool, not a whole number"):
+        nsel.step(True)
+    assert nsel.WindowRule("1:3").step(1) is True

@@ -111,6 +111,10 @@ std::string parse_worker_name(std::string_view value, std::string_view source) {
     throw Error(
         bad_value(source, value, "not valid UTF-8 (names are text, as in Python)", kExpected));
   }
+  if (value.find('\0') != std::string_view::npos) {
+    throw Error(
+        bad_value(source, value, "holds a NUL byte, which no command line can carry", kExpected));
+  }
   if (value.find('/') != std::string_view::npos) {
     throw Error(
         bad_value(source, value, "holds '/', which a report file name cannot hold", kExpected));

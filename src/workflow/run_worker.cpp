@@ -233,6 +233,7 @@ WorkerLaunch decide_worker(const WorkerRequest& request) {
 }
 
 WorkerLaunch preview_worker(const WorkerRequest& request, PlanningMemo& memo) {
+  parse_worker_name(request.worker, "worker");
   const ProfileSettings settings = settings_of(request);
   WorkerLaunch out;
   out.program = request.program;

@@ -34,6 +34,15 @@ TEST(Values, WorkerNamesAreNonEmptyUtf8WithoutSlash) {
        {"", "a/b", "w\xff", "w\xc3", "w\xed\xa0\x80", "w\xc0\xaf", "w\xf4\x90\x80\x80"}) {
     EXPECT_THROW(nsel::parse_worker_name(bad, "W"), nsel::Error) << bad;
   }
+  // A NUL inside (the Python API can pass one): refused, named, escaped.
+  try {
+    nsel::parse_worker_name(std::string_view("w\0x", 3), "worker");
+    ADD_FAILURE() << "a NUL byte was taken";
+  } catch (const nsel::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "worker='w\\x00x': holds a NUL byte, which no command line can carry; expected a "
+              "worker name such as 'dtensor_policy_worker'");
+  }
 }
 
 TEST(LaunchSettings, DefaultsAndVariables) {

@@ -25,8 +25,8 @@ long long parse_whole_number(std::string_view value, std::string_view source, lo
 double parse_decimal(std::string_view value, std::string_view source, double min, double max,
                      std::string_view expected);
 
-// A worker name that can name a report file: not empty, no '/'. Any other character stays
-// literal (quotes, '$', spaces, newlines, non-ASCII).
+// A worker name that can name a report file: not empty, valid UTF-8, no NUL byte, no '/'. Any
+// other character stays literal (quotes, '$', spaces, newlines, non-ASCII).
 std::string parse_worker_name(std::string_view value, std::string_view source);
 
 // "812 B", "126.6 KiB", "2.0 GiB".
