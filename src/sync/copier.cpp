@@ -11,10 +11,18 @@
 #include <cstring>
 #include <thread>
 
+#include "nsel/core/terminal_text.hpp"
+
 namespace nsel::sync_detail {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A path inside a message: escaped and cut as the terminal shows names (the docs' 512 bytes), so
+// that one name past PATH_MAX never makes a 4 KiB line.
+std::string named(const fs::path& path) {
+  return terminal_text(path.string(), kNameCutBytes);
+}
 
 struct UniqueFd {
   int fd = -1;
@@ -104,7 +112,7 @@ void Mirror::add_root(MirrorRoot& root, const fs::path& source) {
   std::string failure;
   UniqueFd dst(open_destination(root.base, root.destination, failure));
   if (dst.fd < 0) {
-    problem("cannot create " + root.destination.string() + ": " + failure);
+    problem("cannot create " + named(root.destination) + ": " + failure);
     return;
   }
   SyncState::prepare(dst.fd);
@@ -190,12 +198,12 @@ void Mirror::visit(const FolderTask& task) {
   if (src.fd < 0) return;  // removed meanwhile
   UniqueFd dst(::open(task.destination.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dst.fd < 0) {
-    problem("cannot open " + task.destination.string() + ": " +
+    problem("cannot open " + named(task.destination) + ": " +
             (errno == ELOOP || errno == ENOTDIR ? kNotAFolder : std::strerror(errno)));
     return;
   }
   if (!take_folder_turn(dst.fd)) {
-    problem("another sync has been copying into " + task.destination.string() + " for " +
+    problem("another sync has been copying into " + named(task.destination) + " for " +
             std::to_string(kFolderTurnWait.count()) + " s; its files are left to the next pass");
     return;
   }
@@ -240,13 +248,12 @@ void Mirror::visit(const FolderTask& task) {
       if (::mkdirat(dst.fd, name.c_str(), (st.st_mode & 01777) | 0700) == 0) {
         changed = true;
       } else if (errno != EEXIST) {
-        problem("cannot create " + (task.destination / name).string() + ": " +
-                std::strerror(errno));
+        problem("cannot create " + named(task.destination / name) + ": " + std::strerror(errno));
         continue;
       } else if (struct stat there{};
                  ::fstatat(dst.fd, name.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0 ||
                  !S_ISDIR(there.st_mode)) {
-        problem("cannot copy into " + (task.destination / name).string() + ": " + kNotAFolder);
+        problem("cannot copy into " + named(task.destination / name) + ": " + kNotAFolder);
         continue;
       }
       push({task.root, task.source / name, task.destination / name, task.relative + name + "/",
@@ -296,7 +303,7 @@ std::optional<SyncState::Times> Mirror::copy(int src_dir, int dst_dir, const std
   UniqueFd in(::openat(src_dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (in.fd < 0) {
     if (errno != ENOENT) {
-      problem("cannot read " + (source / name).string() + ": " + std::strerror(errno));
+      problem("cannot read " + named(source / name) + ": " + std::strerror(errno));
     }
     return std::nullopt;
   }
@@ -312,7 +319,7 @@ std::optional<SyncState::Times> Mirror::copy(int src_dir, int dst_dir, const std
     out.fd = ::openat(dst_dir, partial.c_str(), kCreate, 0600);
   }
   if (out.fd < 0) {
-    problem("cannot write " + (destination / partial).string() + ": " + std::strerror(errno));
+    problem("cannot write " + named(destination / partial) + ": " + std::strerror(errno));
     return std::nullopt;
   }
   bool kernel_copy = true;
@@ -340,7 +347,7 @@ std::optional<SyncState::Times> Mirror::copy(int src_dir, int dst_dir, const std
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      problem("cannot copy " + (source / name).string() + ": " + std::strerror(errno));
+      problem("cannot copy " + named(source / name) + ": " + std::strerror(errno));
       ::unlinkat(dst_dir, partial.c_str(), 0);
       return std::nullopt;
     }
@@ -355,7 +362,7 @@ std::optional<SyncState::Times> Mirror::copy(int src_dir, int dst_dir, const std
   out.fd = -1;
   if (!finished || closed != 0 ||
       ::renameat(dst_dir, partial.c_str(), dst_dir, name.c_str()) != 0) {
-    problem("cannot finish " + (destination / name).string() + ": " + std::strerror(errno));
+    problem("cannot finish " + named(destination / name) + ": " + std::strerror(errno));
     ::unlinkat(dst_dir, partial.c_str(), 0);
     return std::nullopt;
   }
@@ -376,7 +383,7 @@ bool Mirror::link(int src_dir, int dst_dir, const std::string& name, const fs::p
   ::unlinkat(dst_dir, partial.c_str(), 0);  // our own left-over, never a final name
   if (::symlinkat(wanted->c_str(), dst_dir, partial.c_str()) != 0 ||
       ::renameat(dst_dir, partial.c_str(), dst_dir, name.c_str()) != 0) {
-    problem("cannot link " + (destination / name).string() + ": " + std::strerror(errno));
+    problem("cannot link " + named(destination / name) + ": " + std::strerror(errno));
     ::unlinkat(dst_dir, partial.c_str(), 0);
     return false;
   }

@@ -1,8 +1,10 @@
 // Gathering reports with nsel sync, end to end: a real nsys report among log files in
 // Ray-style trees, the real nsel binary, killed at random moments.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "nsel/sync/mirror.hpp"
@@ -175,6 +178,36 @@ TEST_F(Reports, SyncRejectsBadSettingsWithOneLine) {
             "nsel: error: no destination: --dest is not given and BASE_LOG_DIR is not set; "
             "expected --dest LOG_DIR, or BASE_LOG_DIR and SLURM_JOB_ID (LOG_DIR is then "
             "$BASE_LOG_DIR/$SLURM_JOB_ID-logs)\n");
+}
+
+// A source tree deeper than PATH_MAX: what sync cannot copy is told on one line per problem,
+// each name cut at 512 bytes as the docs promise (before: one 4,141-byte line).
+TEST_F(Reports, SyncTellsANamePastPathMaxOnALineOfBoundedLength) {
+  Tree t = small_tree("sync-deep");
+  int folder = ::open(t.logs().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(folder, 0);
+  const std::string part(250, 'd');
+  for (int depth = 0; depth < 20; ++depth) {  // 20 x 251 bytes: past PATH_MAX (4096)
+    ASSERT_EQ(::mkdirat(folder, part.c_str(), 0755), 0) << std::strerror(errno);
+    const int inner = ::openat(folder, part.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(folder);
+    ASSERT_GE(inner, 0);
+    folder = inner;
+  }
+  const int file = ::openat(folder, "deep.log", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(file, 0);
+  ::close(file);
+  ::close(folder);
+  const auto r = run({kNsel, "sync", "--src", t.src.string(), "--dest", t.log_dir.string()}, {});
+  EXPECT_EQ(r.exit_code, 1) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("nsel sync: cannot "), std::string::npos) << r.err.substr(0, 2000);
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 1200u) << line.substr(0, 300);
+  }
+  // The shallow files were still copied.
+  EXPECT_TRUE(fs::is_regular_file(t.copy_of(t.logs() / "worker-1.out")));
+  run({"/bin/rm", "-rf", t.src.parent_path().string()}, {});
 }
 
 // Deterministic content for version `version` of file `index`.
