@@ -287,9 +287,10 @@ struct ManifestRecorder::State {
     if (!record) return std::nullopt;
     const std::string told = read_small_file(*record).value_or("");
     const std::string mark = std::string(kStepRecordPid) + " ";
+    // Whole lines only: a line still being written could show a pid cut short.
     for (std::size_t begin = 0; begin < told.size();) {
-      std::size_t end = told.find('\n', begin);
-      if (end == std::string::npos) end = told.size();
+      const std::size_t end = told.find('\n', begin);
+      if (end == std::string::npos) break;
       const std::string_view line = std::string_view(told).substr(begin, end - begin);
       if (line.starts_with(mark)) {
         long long pid = 0;
